@@ -1,0 +1,1 @@
+//! Host kernels for the anydev op set.

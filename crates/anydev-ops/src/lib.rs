@@ -1,0 +1,25 @@
+//! The op vocabulary of anydev (design section 6).
+//!
+//! Everything that crosses the boundary between the array layer and a
+//! backend is named here: element types ([`DType`]), the primitive op set
+//! with its stable numeric codes ([`OpCode`]), scalar operands
+//! ([`Scalar`]) and the description of one op call ([`Op`]).
+//!
+//! This crate knows no devices and no arrays. The runtime uses [`Op`] with
+//! its own buffer references; host kernels and plugins use the same
+//! description with raw pointers or plugin handles. The numeric codes are
+//! part of the plugin ABI: a code, once published, never changes meaning.
+
+mod codes;
+mod dtype;
+mod op;
+mod scalar;
+
+pub use codes::{BinaryOp, OpCode, ReduceOp, ScanOp, UnaryOp};
+pub use dtype::{DType, DTypeKind};
+pub use op::{Distribution, Op, Operand, TensorDType};
+pub use scalar::Scalar;
+
+/// Version of the op vocabulary. The minor version grows when codes are
+/// added; the major version would change only if a code changed meaning.
+pub const OP_SET_VERSION: (u16, u16) = (1, 0);
