@@ -1,0 +1,154 @@
+//! The interface every backend implements: the built-in CPU, CUDA and wgpu
+//! backends, and the adapter that puts a plugin library behind it.
+//!
+//! Backends know no arrays. They see devices by index, raw allocations,
+//! streams, events, and primitive op calls ([`anydev_ops::Op`]) whose
+//! operands are [`TensorRef`]s that the array layer has already validated.
+
+use crate::capability::Capabilities;
+use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
+use crate::stream::{Event, Stream};
+use crate::{DType, Device, Error, Result};
+use anydev_ops::{Op, OpCode, TensorDType};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// Descriptive properties of one device, for people and for `anydev info`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DeviceProperties {
+    /// Marketing or model name (`"AMD EPYC 7B13"`, `"NVIDIA H100"`).
+    pub name: String,
+    pub vendor: String,
+    /// Memory the device can allocate from, in bytes.
+    pub memory_bytes: u64,
+    /// Driver or runtime identification (`"CUDA 12.4"`, `"llvmpipe"`).
+    pub driver: String,
+    /// Version of the backend or plugin serving the device.
+    pub version: String,
+}
+
+/// A strided operand of an op call: a view of `buffer` starting `offset`
+/// bytes in, with `shape` and `strides` counted in elements of `dtype`.
+#[derive(Clone, Copy, Debug)]
+pub struct TensorRef<'a> {
+    pub buffer: &'a Buffer,
+    pub offset: usize,
+    pub dtype: DType,
+    pub shape: &'a [usize],
+    pub strides: &'a [isize],
+}
+
+impl TensorDType for TensorRef<'_> {
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+}
+
+/// One backend: a family of devices of one kind (`cpu`, `cuda`, `sim`).
+///
+/// Every method that names a device takes its index within this backend;
+/// the runtime has checked that it is below [`Backend::device_count`].
+/// Methods that enqueue work take a [`Stream`]; they may return before the
+/// work completes, except where stated. Nothing here may panic on bad
+/// input: return an [`Error`].
+pub trait Backend: Send + Sync + 'static {
+    /// The device kind this backend declares (`"cpu"`, `"sim"`).
+    fn name(&self) -> &str;
+
+    /// Number of devices. Never fails: a backend that could not find any
+    /// devices is reported by its provider as unavailable instead.
+    fn device_count(&self) -> usize;
+
+    fn properties(&self, index: usize) -> Result<DeviceProperties>;
+
+    /// The device's capabilities, with the standard keys of
+    /// [`crate::capability::keys`] present.
+    fn capabilities(&self, index: usize) -> Result<Capabilities>;
+
+    /// Whether the device implements `op` for `dtype` (see
+    /// [`Op::support_dtype`]). The array layer asks before every dispatch.
+    fn supports(&self, index: usize, op: OpCode, dtype: DType) -> bool;
+
+    /// The memory kinds `allocate` accepts on this device.
+    fn memory_kinds(&self, index: usize) -> Vec<MemoryKind>;
+
+    /// Allocates `bytes` of memory of `kind`, aligned to at least 256 bytes.
+    /// Out of memory is [`Error::OutOfMemory`], never an abort.
+    fn allocate(&self, index: usize, bytes: usize, kind: MemoryKind) -> Result<Box<dyn Allocation>>;
+
+    fn memory_stats(&self, index: usize) -> Result<MemoryStats>;
+
+    /// The stream used when the caller names none.
+    fn default_stream(&self, index: usize) -> Result<Stream>;
+
+    fn create_stream(&self, index: usize) -> Result<Stream>;
+
+    /// Records an event after all work enqueued so far on `stream`.
+    fn record_event(&self, stream: &Stream) -> Result<Event>;
+
+    /// Makes later work on `stream` wait until `event` completes.
+    fn wait_event(&self, stream: &Stream, event: &Event) -> Result<()>;
+
+    /// Whether `event` has completed, without blocking.
+    fn query_event(&self, event: &Event) -> Result<bool>;
+
+    /// Blocks the host until `event` completes.
+    fn synchronize_event(&self, event: &Event) -> Result<()>;
+
+    /// Blocks the host until all work on `stream` completes.
+    fn synchronize_stream(&self, stream: &Stream) -> Result<()>;
+
+    /// Blocks the host until all work on the device completes.
+    fn synchronize(&self, index: usize) -> Result<()>;
+
+    /// Copies host bytes into `dst` at `dst_offset`. Returns once `src` may
+    /// be reused (the copy into device memory may still be in flight).
+    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()>;
+
+    /// Copies `dst.len()` bytes from `src` at `src_offset` to the host.
+    /// Returns once `dst` holds the data.
+    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()>;
+
+    /// Copies `len` bytes between two buffers of this backend, which may
+    /// belong to different devices of it (a peer copy).
+    fn copy_between(
+        &self,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &Buffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()>;
+
+    /// Fills `len` bytes of `dst` from `offset` with repetitions of
+    /// `pattern` (`len` is a multiple of the pattern's length).
+    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()>;
+
+    /// Enqueues one primitive op.
+    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()>;
+}
+
+/// Allocates through `backend` and wraps the allocation as a [`Buffer`]
+/// that remembers its device, kind and allocator.
+pub fn allocate(backend: &Arc<dyn Backend>, device: Device, bytes: usize, kind: MemoryKind) -> Result<Buffer> {
+    let allocation = backend.allocate(device.index(), bytes, kind)?;
+    Ok(Buffer::new(device, bytes, kind, Arc::clone(backend), allocation))
+}
+
+/// Checks that `len` bytes from `offset` lie inside `buffer`; backends call
+/// it before touching memory so a bad range is an error, not corruption.
+pub fn check_range(op: &str, buffer: &Buffer, offset: usize, len: usize) -> Result<()> {
+    match offset.checked_add(len) {
+        Some(end) if end <= buffer.len() => Ok(()),
+        _ => Err(Error::invalid_argument(
+            op,
+            format!(
+                "byte range {offset}..{} is outside a buffer of {} bytes on {}",
+                offset as u128 + len as u128,
+                buffer.len(),
+                buffer.device()
+            ),
+        )),
+    }
+}
