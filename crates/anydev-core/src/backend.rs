@@ -152,3 +152,63 @@ pub fn check_range(op: &str, buffer: &Buffer, offset: usize, len: usize) -> Resu
         )),
     }
 }
+
+/// The byte range `[start, end)` of `buffer` that a strided operand can
+/// touch, or an error when its shape, strides or extent are invalid.
+pub fn byte_extent(op: &str, t: &TensorRef<'_>) -> Result<(usize, usize)> {
+    if t.shape.len() != t.strides.len() {
+        return Err(Error::invalid_argument(
+            op,
+            format!("operand has {} dims but {} strides", t.shape.len(), t.strides.len()),
+        ));
+    }
+    let size = t.dtype.size() as i128;
+    let (mut low, mut high) = (0i128, 0i128);
+    for (&n, &s) in t.shape.iter().zip(t.strides) {
+        if n == 0 {
+            return Ok((t.offset, t.offset));
+        }
+        let reach = (n as i128 - 1) * s as i128;
+        if reach < 0 {
+            low += reach;
+        } else {
+            high += reach;
+        }
+    }
+    let start = t.offset as i128 + low * size;
+    let end = t.offset as i128 + (high + 1) * size;
+    if start < 0 || end > t.buffer.len() as i128 {
+        return Err(Error::invalid_argument(
+            op,
+            format!(
+                "operand of shape {:?} and strides {:?} at byte offset {} reaches outside its buffer of {} bytes",
+                t.shape,
+                t.strides,
+                t.offset,
+                t.buffer.len()
+            ),
+        ));
+    }
+    Ok((start as usize, end as usize))
+}
+
+/// Checks an op call before a backend touches memory: every operand stays
+/// inside its buffer, and the output overlaps no input. Backends that
+/// access memory through raw pointers call this first, so a malformed call
+/// is an error rather than undefined behaviour.
+pub fn check_operands(op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+    let name = op.code().name();
+    let out = op.output();
+    let (out_start, out_end) = byte_extent(name, out)?;
+    for input in op.inputs() {
+        let (start, end) = byte_extent(name, input)?;
+        let same_buffer = std::ptr::eq(input.buffer, out.buffer);
+        if same_buffer && start < out_end && out_start < end {
+            return Err(Error::invalid_argument(
+                name,
+                "the output overlaps an input; write to a fresh array",
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,266 @@
+//! The CPU backend: the host as device `cpu:0`.
+//!
+//! Memory is plain host memory (`System` kind, 256-byte aligned so the
+//! same buffers can be handed to devices that reach host memory), ops run
+//! on the calling thread through the shared host kernels (which use rayon
+//! above their own size thresholds), and every stream and event completes
+//! as soon as work is enqueued.
+
+mod memory;
+mod properties;
+
+use anydev_core::backend::{check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use anydev_core::capability::Capabilities;
+use anydev_core::memory::{Allocation, Buffer, MemoryCounter, MemoryKind, MemoryStats};
+use anydev_core::ops::{Op, OpCode};
+use anydev_core::stream::{Event, Stream};
+use anydev_core::{BackendProvider, DType, Device, Error, Result};
+use anydev_kernels::{HostTensor, KernelError};
+use memory::HostAllocation;
+use std::sync::Arc;
+
+/// Backend name and device kind.
+pub const NAME: &str = "cpu";
+
+/// Priority of the CPU when the runtime picks a default device: below
+/// every accelerator.
+pub const PRIORITY: i32 = 0;
+
+/// The provider the runtime registers for the CPU.
+pub fn provider() -> BackendProvider {
+    BackendProvider::new(NAME, PRIORITY, || Ok(Arc::new(CpuBackend::new()) as Arc<dyn Backend>))
+}
+
+/// The CPU backend (one device).
+pub struct CpuBackend {
+    device: Device,
+    counter: Arc<MemoryCounter>,
+    properties: DeviceProperties,
+    capabilities: Capabilities,
+    stream: Stream,
+}
+
+/// The CPU's only stream: work runs when it is enqueued.
+struct ImmediateStream;
+
+/// The CPU's events: complete when recorded.
+struct CompletedEvent;
+
+impl CpuBackend {
+    pub fn new() -> CpuBackend {
+        let device = Device::cpu();
+        let properties = properties::host_properties();
+        let capabilities = properties::host_capabilities(&properties);
+        CpuBackend {
+            device,
+            counter: Arc::new(MemoryCounter::new(None)),
+            properties,
+            capabilities,
+            stream: Stream::new(device, Arc::new(ImmediateStream)),
+        }
+    }
+
+    fn check_index(&self, index: usize) -> Result<()> {
+        if index == 0 {
+            Ok(())
+        } else {
+            Err(Error::DeviceUnavailable {
+                device: format!("{NAME}:{index}"),
+                reason: "the cpu backend has exactly one device".into(),
+                available: vec![self.device],
+            })
+        }
+    }
+
+    fn check_stream(&self, stream: &Stream) -> Result<()> {
+        if stream.downcast::<ImmediateStream>().is_some() {
+            Ok(())
+        } else {
+            Err(Error::backend(NAME, format!("{stream:?} is not a cpu stream")))
+        }
+    }
+
+    /// The host view of a buffer this backend allocated.
+    fn host<'a>(&self, buffer: &'a Buffer) -> Result<&'a HostAllocation> {
+        buffer
+            .downcast::<HostAllocation>()
+            .ok_or_else(|| Error::backend(NAME, format!("{buffer:?} was not allocated by the cpu backend")))
+    }
+
+    fn host_tensor<'a>(&self, t: &TensorRef<'a>) -> Result<HostTensor<'a>> {
+        let alloc = self.host(t.buffer)?;
+        let ptr = alloc.ptr_at(t.offset).ok_or_else(|| {
+            Error::backend(NAME, format!("offset {} is outside a buffer of {} bytes", t.offset, t.buffer.len()))
+        })?;
+        Ok(HostTensor {
+            data: ptr,
+            dtype: t.dtype,
+            shape: t.shape,
+            strides: t.strides,
+        })
+    }
+}
+
+impl Default for CpuBackend {
+    fn default() -> Self {
+        CpuBackend::new()
+    }
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn device_count(&self) -> usize {
+        1
+    }
+
+    fn properties(&self, index: usize) -> Result<DeviceProperties> {
+        self.check_index(index)?;
+        Ok(self.properties.clone())
+    }
+
+    fn capabilities(&self, index: usize) -> Result<Capabilities> {
+        self.check_index(index)?;
+        Ok(self.capabilities.clone())
+    }
+
+    fn supports(&self, index: usize, op: OpCode, dtype: DType) -> bool {
+        index == 0 && anydev_kernels::supports(op, dtype)
+    }
+
+    fn memory_kinds(&self, _index: usize) -> Vec<MemoryKind> {
+        vec![MemoryKind::System]
+    }
+
+    fn allocate(&self, index: usize, bytes: usize, kind: MemoryKind) -> Result<Box<dyn Allocation>> {
+        self.check_index(index)?;
+        if kind != MemoryKind::System {
+            return Err(Error::invalid_argument(
+                "allocate",
+                format!("the cpu backend allocates only system memory, not {kind}"),
+            ));
+        }
+        let out_of_memory = |in_use| Error::OutOfMemory {
+            device: self.device,
+            requested: bytes,
+            in_use,
+            limit: self.counter.limit(),
+        };
+        self.counter.reserve(bytes).map_err(out_of_memory)?;
+        match HostAllocation::new(bytes, Arc::clone(&self.counter)) {
+            Some(alloc) => Ok(Box::new(alloc)),
+            None => {
+                self.counter.release(bytes);
+                Err(out_of_memory(self.counter.stats().in_use))
+            }
+        }
+    }
+
+    fn memory_stats(&self, index: usize) -> Result<MemoryStats> {
+        self.check_index(index)?;
+        Ok(self.counter.stats())
+    }
+
+    fn default_stream(&self, index: usize) -> Result<Stream> {
+        self.check_index(index)?;
+        Ok(self.stream.clone())
+    }
+
+    fn create_stream(&self, index: usize) -> Result<Stream> {
+        self.check_index(index)?;
+        Ok(Stream::new(self.device, Arc::new(ImmediateStream)))
+    }
+
+    fn record_event(&self, stream: &Stream) -> Result<Event> {
+        self.check_stream(stream)?;
+        Ok(Event::new(self.device, Arc::new(CompletedEvent)))
+    }
+
+    fn wait_event(&self, stream: &Stream, event: &Event) -> Result<()> {
+        self.check_stream(stream)?;
+        self.query_event(event).map(|_| ())
+    }
+
+    fn query_event(&self, event: &Event) -> Result<bool> {
+        match event.downcast::<CompletedEvent>() {
+            Some(_) => Ok(true),
+            None => Err(Error::backend(NAME, format!("{event:?} is not a cpu event"))),
+        }
+    }
+
+    fn synchronize_event(&self, event: &Event) -> Result<()> {
+        self.query_event(event).map(|_| ())
+    }
+
+    fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
+        self.check_stream(stream)
+    }
+
+    fn synchronize(&self, index: usize) -> Result<()> {
+        self.check_index(index)
+    }
+
+    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
+        self.check_stream(stream)?;
+        check_range("copy_from_host", dst, dst_offset, src.len())?;
+        self.host(dst)?.write(dst_offset, src);
+        Ok(())
+    }
+
+    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.check_stream(stream)?;
+        check_range("copy_to_host", src, src_offset, dst.len())?;
+        self.host(src)?.read(src_offset, dst);
+        Ok(())
+    }
+
+    fn copy_between(
+        &self,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &Buffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        self.check_stream(stream)?;
+        check_range("copy_between", src, src_offset, len)?;
+        check_range("copy_between", dst, dst_offset, len)?;
+        HostAllocation::copy(self.host(src)?, src_offset, self.host(dst)?, dst_offset, len);
+        Ok(())
+    }
+
+    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        self.check_stream(stream)?;
+        if pattern.is_empty() || len % pattern.len() != 0 {
+            return Err(Error::invalid_argument(
+                "fill",
+                format!("{len} bytes is not a whole number of {}-byte patterns", pattern.len()),
+            ));
+        }
+        check_range("fill", dst, offset, len)?;
+        self.host(dst)?.fill(offset, len, pattern);
+        Ok(())
+    }
+
+    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+        self.check_stream(stream)?;
+        check_operands(op)?;
+        let host_op = op.try_map(|t| self.host_tensor(t))?;
+        // SAFETY: every operand points into a live allocation of this backend
+        // (the buffers are borrowed for the whole call), `check_operands` has
+        // verified that each operand's shape and strides stay inside its
+        // buffer and that the output overlaps no input.
+        let result = unsafe { anydev_kernels::execute(&host_op) };
+        result.map_err(|e| match e {
+            KernelError::Unsupported { op, dtype } => Error::Unsupported {
+                op: op.name().to_owned(),
+                dtype,
+                device: self.device,
+            },
+            other => Error::backend(NAME, other.to_string()),
+        })
+    }
+}
