@@ -1,0 +1,197 @@
+//! N-d iteration over jointly collapsed strided operands.
+//!
+//! Elementwise-shaped kernels see their operands as `K` stride sets over
+//! one shape. Dims of length 1 are dropped and neighbouring dims that are
+//! contiguous with each other in *every* operand are merged, so a
+//! C-contiguous call becomes one flat row, and only the outer dims pay for
+//! index arithmetic (once per row). Rows are handed to a callback, in
+//! parallel chunks above a size threshold; the callback learns the
+//! row-major linear index of its first element, which keeps counter-based
+//! kernels (arange, random) independent of chunking.
+
+use crate::error::{invalid, KernelError};
+use crate::tensor::SendPtrs;
+use rayon::prelude::*;
+
+/// Most non-unit dims a layout can have: each multiplies the element
+/// count by at least 2, and that count fits in a `usize`.
+pub(crate) const MAX_DIMS: usize = 64;
+
+/// Zero strides, for scalars and broadcasts.
+pub(crate) static ZEROS: [isize; MAX_DIMS] = [0; MAX_DIMS];
+
+/// Elements per task below which cheap elementwise work stays on the
+/// calling thread (rayon's fork-join costs a few microseconds).
+pub(crate) const GRAIN_CHEAP: usize = 1 << 15;
+/// The same for transcendental functions, which cost 10-50x more per element.
+pub(crate) const GRAIN_HEAVY: usize = 1 << 12;
+
+/// `K` operands' strides (in bytes) over one collapsed shape.
+#[derive(Clone, Copy)]
+pub(crate) struct Space<const K: usize> {
+    pub ndim: usize,
+    pub shape: [usize; MAX_DIMS],
+    pub strides: [[isize; MAX_DIMS]; K],
+}
+
+impl<const K: usize> Space<K> {
+    /// Collapses `shape` with each operand's element strides, converted
+    /// to bytes with `sizes`. Operands must have been validated.
+    pub fn new(shape: &[usize], strides: [&[isize]; K], sizes: [usize; K]) -> Result<Self, KernelError> {
+        let mut sp = Space {
+            ndim: 0,
+            shape: [0; MAX_DIMS],
+            strides: [[0; MAX_DIMS]; K],
+        };
+        for (d, &n) in shape.iter().enumerate() {
+            if n == 1 {
+                continue;
+            }
+            if sp.ndim > 0 {
+                let last = sp.ndim - 1;
+                let inner = sp.shape[last] as isize;
+                let mergeable = (0..K).all(|k| {
+                    let s = strides[k][d] * sizes[k] as isize;
+                    sp.strides[k][last] == s.wrapping_mul(n as isize)
+                });
+                if mergeable {
+                    sp.shape[last] = (inner as usize) * n;
+                    for k in 0..K {
+                        sp.strides[k][last] = strides[k][d] * sizes[k] as isize;
+                    }
+                    continue;
+                }
+            }
+            if sp.ndim == MAX_DIMS {
+                return invalid("too many dimensions");
+            }
+            sp.shape[sp.ndim] = n;
+            for k in 0..K {
+                sp.strides[k][sp.ndim] = strides[k][d] * sizes[k] as isize;
+            }
+            sp.ndim += 1;
+        }
+        Ok(sp)
+    }
+
+    pub fn numel(&self) -> usize {
+        self.shape[..self.ndim].iter().product()
+    }
+
+    /// Length of the innermost dim (1 for a 0-d space).
+    pub fn inner_len(&self) -> usize {
+        if self.ndim == 0 {
+            1
+        } else {
+            self.shape[self.ndim - 1]
+        }
+    }
+
+    /// Byte strides of the innermost dim.
+    pub fn inner_strides(&self) -> [isize; K] {
+        let mut s = [0; K];
+        if self.ndim > 0 {
+            for (k, v) in s.iter_mut().enumerate() {
+                *v = self.strides[k][self.ndim - 1];
+            }
+        }
+        s
+    }
+}
+
+/// Position in the outer dims of a [`Space`] and the byte offsets it gives.
+pub(crate) struct Cursor<const K: usize> {
+    idx: [usize; MAX_DIMS],
+    pub off: [isize; K],
+}
+
+impl<const K: usize> Cursor<K> {
+    /// The cursor at outer row `row` (row-major over `dims` outer dims).
+    pub fn at(sp: &Space<K>, dims: usize, mut row: usize) -> Self {
+        let mut c = Cursor {
+            idx: [0; MAX_DIMS],
+            off: [0; K],
+        };
+        for d in (0..dims).rev() {
+            let i = row % sp.shape[d];
+            row /= sp.shape[d];
+            c.idx[d] = i;
+            for k in 0..K {
+                c.off[k] += i as isize * sp.strides[k][d];
+            }
+        }
+        c
+    }
+
+    /// Moves to the next row of the first `dims` dims.
+    #[inline]
+    pub fn advance(&mut self, sp: &Space<K>, dims: usize) {
+        for d in (0..dims).rev() {
+            self.idx[d] += 1;
+            for k in 0..K {
+                self.off[k] += sp.strides[k][d];
+            }
+            if self.idx[d] < sp.shape[d] {
+                return;
+            }
+            for k in 0..K {
+                self.off[k] -= sp.strides[k][d] * sp.shape[d] as isize;
+            }
+            self.idx[d] = 0;
+        }
+    }
+}
+
+/// Calls `row(first_linear_index, len, pointers, byte_strides)` for every
+/// innermost row of `sp`, splitting rows into chunks of about `grain`
+/// elements when the space is large.
+///
+/// # Safety
+/// `base` plus every offset the space reaches must be valid for the
+/// callback's accesses; the callback must only write elements of its row.
+pub(crate) unsafe fn for_each_row<const K: usize, F>(sp: &Space<K>, base: [*mut u8; K], grain: usize, row: F)
+where
+    F: Fn(usize, usize, [*mut u8; K], [isize; K]) + Sync,
+{
+    let numel = sp.numel();
+    if numel == 0 {
+        return;
+    }
+    let inner = sp.inner_len();
+    let strides = sp.inner_strides();
+    let outer_dims = sp.ndim.saturating_sub(1);
+    let rows = numel / inner;
+    let base = SendPtrs(base);
+    // One task: rows [r0, r1) or, for a long single row, a piece of it.
+    let run = |r0: usize, r1: usize, e0: usize, e1: usize| {
+        let mut cur = Cursor::at(sp, outer_dims, r0);
+        for r in r0..r1 {
+            let mut p = base.get();
+            for k in 0..K {
+                let off = cur.off[k] + e0 as isize * strides[k];
+                p[k] = p[k].wrapping_offset(off);
+            }
+            row(r * inner + e0, e1 - e0, p, strides);
+            cur.advance(sp, outer_dims);
+        }
+    };
+    let threads = rayon::current_num_threads();
+    if numel < 2 * grain || threads < 2 {
+        run(0, rows, 0, inner);
+        return;
+    }
+    let chunk = (numel / (threads * 4)).max(grain);
+    if inner >= chunk {
+        let pieces = inner.div_ceil(chunk);
+        (0..rows * pieces).into_par_iter().for_each(|t| {
+            let (r, p) = (t / pieces, t % pieces);
+            run(r, r + 1, p * chunk, ((p + 1) * chunk).min(inner));
+        });
+    } else {
+        let per = (chunk / inner).max(1);
+        let tasks = rows.div_ceil(per);
+        (0..tasks).into_par_iter().for_each(|t| {
+            run(t * per, ((t + 1) * per).min(rows), 0, inner);
+        });
+    }
+}

@@ -1,0 +1,81 @@
+//! Elementwise functions of one argument.
+
+use crate::arith::{lift1, Num};
+use crate::dispatch::{with_any, with_bits, with_float, with_numeric};
+use crate::element::Element;
+use crate::error::KernelError;
+use crate::iter::{GRAIN_CHEAP, GRAIN_HEAVY};
+use crate::map::{map1, Src};
+use crate::tensor::HostTensor;
+use anydev_ops::{OpCode, UnaryOp};
+
+/// Runs `out = op(x)`.
+///
+/// # Safety
+/// As for [`crate::execute`].
+pub(crate) unsafe fn unary(op: UnaryOp, x: &HostTensor, out: &HostTensor) -> Result<(), KernelError> {
+    use UnaryOp::*;
+    let dt = x.dtype;
+    let unsupported = || {
+        Err(KernelError::Unsupported {
+            op: OpCode::Unary(op),
+            dtype: dt,
+        })
+    };
+    let (cheap, heavy) = (GRAIN_CHEAP, GRAIN_HEAVY);
+    macro_rules! run {
+        ($T:ty, $grain:expr, $f:expr) => {
+            // SAFETY: forwarded from the caller.
+            unsafe { map1(Src::<$T>::Tensor(*x), out, $grain, $f) }
+        };
+    }
+    match op {
+        IsFinite => with_any!(dt, |T| run!(T, cheap, |v: T| !(v.is_nan() || v.is_inf()))),
+        IsInf => with_any!(dt, |T| run!(T, cheap, |v: T| v.is_inf())),
+        IsNan => with_any!(dt, |T| run!(T, cheap, |v: T| Element::is_nan(v))),
+        SignBit => with_numeric!(dt, |T| run!(T, cheap, |v: T| v.sign_bit()), unsupported()),
+        LogicalNot if dt == anydev_ops::DType::Bool => run!(bool, cheap, |v: bool| !v),
+        BitwiseInvert => with_bits!(dt, |T| run!(T, cheap, |v: T| !v), unsupported()),
+        Abs | Negative | Sign | Square | Round | Floor | Ceil | Trunc => with_numeric!(
+            dt,
+            |T| match op {
+                Abs => run!(T, cheap, <T as Num>::abs),
+                Negative => run!(T, cheap, <T as Num>::neg),
+                Sign => run!(T, cheap, <T as Num>::sign),
+                Square => run!(T, cheap, |v: T| <T as Num>::mul(v, v)),
+                Round => run!(T, cheap, <T as Num>::round),
+                Floor => run!(T, cheap, <T as Num>::floor),
+                Ceil => run!(T, cheap, <T as Num>::ceil),
+                _ => run!(T, cheap, <T as Num>::trunc),
+            },
+            unsupported()
+        ),
+        _ => with_float!(
+            dt,
+            |T| match op {
+                Acos => run!(T, heavy, |v: T| lift1(v, |c| c.acos())),
+                Acosh => run!(T, heavy, |v: T| lift1(v, |c| c.acosh())),
+                Asin => run!(T, heavy, |v: T| lift1(v, |c| c.asin())),
+                Asinh => run!(T, heavy, |v: T| lift1(v, |c| c.asinh())),
+                Atan => run!(T, heavy, |v: T| lift1(v, |c| c.atan())),
+                Atanh => run!(T, heavy, |v: T| lift1(v, |c| c.atanh())),
+                Cos => run!(T, heavy, |v: T| lift1(v, |c| c.cos())),
+                Cosh => run!(T, heavy, |v: T| lift1(v, |c| c.cosh())),
+                Exp => run!(T, heavy, |v: T| lift1(v, |c| c.exp())),
+                Expm1 => run!(T, heavy, |v: T| lift1(v, |c| c.exp_m1())),
+                Log => run!(T, heavy, |v: T| lift1(v, |c| c.ln())),
+                Log1p => run!(T, heavy, |v: T| lift1(v, |c| c.ln_1p())),
+                Log2 => run!(T, heavy, |v: T| lift1(v, |c| c.log2())),
+                Log10 => run!(T, heavy, |v: T| lift1(v, |c| c.log10())),
+                Sin => run!(T, heavy, |v: T| lift1(v, |c| c.sin())),
+                Sinh => run!(T, heavy, |v: T| lift1(v, |c| c.sinh())),
+                Tan => run!(T, heavy, |v: T| lift1(v, |c| c.tan())),
+                Tanh => run!(T, heavy, |v: T| lift1(v, |c| c.tanh())),
+                Sqrt => run!(T, cheap, |v: T| lift1(v, |c| c.sqrt())),
+                Reciprocal => run!(T, cheap, |v: T| lift1(v, |c| 1.0 / c)),
+                _ => unsupported(),
+            },
+            unsupported()
+        ),
+    }
+}
