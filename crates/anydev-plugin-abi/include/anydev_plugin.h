@@ -1,0 +1,404 @@
+/*
+ * anydev_plugin.h — the stable C ABI between anydev and device plugins.
+ *
+ * A plugin is a shared library exporting one symbol:
+ *
+ *     const AnydevPluginApi *anydev_plugin_get_api(void);
+ *
+ * It returns a pointer to a function table that stays valid and unchanged
+ * until the library is unloaded (normally a static const object).
+ *
+ * Compatibility rules
+ *   - The table starts with struct_size and {major, minor}. The host
+ *     requires the same major version; a newer or older minor works.
+ *   - A function pointer that is NULL, or that lies beyond the table's
+ *     struct_size, means "unimplemented". The host never reads past
+ *     struct_size.
+ *   - Structs that may grow start with struct_size, set by whoever
+ *     allocated them; readers use only fields inside both sizes. Fields
+ *     are only ever appended.
+ *   - Every call (except the error_* accessors) returns an AnydevStatus:
+ *     NULL on success, otherwise an error object that the HOST owns and
+ *     frees with error_destroy. Out-parameters are written only on success.
+ *   - Pointer arguments are borrowed for the duration of the call unless a
+ *     call says otherwise; the plugin copies what it keeps.
+ *   - Calls may come from any thread, concurrently.
+ *   - Calls taking a stream enqueue work in stream order and may return
+ *     before it completes, unless the call says it blocks.
+ *   - Nothing may unwind across the boundary: a C++ exception or Rust panic
+ *     escaping a call aborts the host process.
+ *   - Numeric dtype and op codes are those of the anydev op set; a code,
+ *     once published, never changes meaning.
+ *
+ * This header mirrors the Rust crate anydev-plugin-abi; a test compiles a C
+ * plugin against it and compares every size and offset.
+ */
+#ifndef ANYDEV_PLUGIN_H
+#define ANYDEV_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ANYDEV_ABI_VERSION_MAJOR 1
+#define ANYDEV_ABI_VERSION_MINOR 0
+#define ANYDEV_ENTRY_SYMBOL "anydev_plugin_get_api"
+
+/* ---- dtype codes (anydev_ops::DType::code) ------------------------------ */
+#define ANYDEV_DTYPE_BOOL  1u
+#define ANYDEV_DTYPE_I8    2u
+#define ANYDEV_DTYPE_I16   3u
+#define ANYDEV_DTYPE_I32   4u
+#define ANYDEV_DTYPE_I64   5u
+#define ANYDEV_DTYPE_U8    6u
+#define ANYDEV_DTYPE_U16   7u
+#define ANYDEV_DTYPE_U32   8u
+#define ANYDEV_DTYPE_U64   9u
+#define ANYDEV_DTYPE_F16  10u
+#define ANYDEV_DTYPE_BF16 11u
+#define ANYDEV_DTYPE_F32  12u
+#define ANYDEV_DTYPE_F64  13u
+
+/* ---- op codes (anydev_ops::OpCode::code) -------------------------------- */
+#define ANYDEV_OP_ABS                      0x0101u
+#define ANYDEV_OP_ACOS                     0x0102u
+#define ANYDEV_OP_ACOSH                    0x0103u
+#define ANYDEV_OP_ASIN                     0x0104u
+#define ANYDEV_OP_ASINH                    0x0105u
+#define ANYDEV_OP_ATAN                     0x0106u
+#define ANYDEV_OP_ATANH                    0x0107u
+#define ANYDEV_OP_BITWISE_INVERT           0x0108u
+#define ANYDEV_OP_CEIL                     0x0109u
+#define ANYDEV_OP_COS                      0x010au
+#define ANYDEV_OP_COSH                     0x010bu
+#define ANYDEV_OP_EXP                      0x010cu
+#define ANYDEV_OP_EXPM1                    0x010du
+#define ANYDEV_OP_FLOOR                    0x010eu
+#define ANYDEV_OP_ISFINITE                 0x010fu
+#define ANYDEV_OP_ISINF                    0x0110u
+#define ANYDEV_OP_ISNAN                    0x0111u
+#define ANYDEV_OP_LOG                      0x0112u
+#define ANYDEV_OP_LOG1P                    0x0113u
+#define ANYDEV_OP_LOG2                     0x0114u
+#define ANYDEV_OP_LOG10                    0x0115u
+#define ANYDEV_OP_LOGICAL_NOT              0x0116u
+#define ANYDEV_OP_NEGATIVE                 0x0117u
+#define ANYDEV_OP_RECIPROCAL               0x0118u
+#define ANYDEV_OP_ROUND                    0x0119u
+#define ANYDEV_OP_SIGN                     0x011au
+#define ANYDEV_OP_SIGNBIT                  0x011bu
+#define ANYDEV_OP_SIN                      0x011cu
+#define ANYDEV_OP_SINH                     0x011du
+#define ANYDEV_OP_SQUARE                   0x011eu
+#define ANYDEV_OP_SQRT                     0x011fu
+#define ANYDEV_OP_TAN                      0x0120u
+#define ANYDEV_OP_TANH                     0x0121u
+#define ANYDEV_OP_TRUNC                    0x0122u
+#define ANYDEV_OP_ADD                      0x0201u
+#define ANYDEV_OP_ATAN2                    0x0202u
+#define ANYDEV_OP_BITWISE_AND              0x0203u
+#define ANYDEV_OP_BITWISE_LEFT_SHIFT       0x0204u
+#define ANYDEV_OP_BITWISE_OR               0x0205u
+#define ANYDEV_OP_BITWISE_RIGHT_SHIFT      0x0206u
+#define ANYDEV_OP_BITWISE_XOR              0x0207u
+#define ANYDEV_OP_COPYSIGN                 0x0208u
+#define ANYDEV_OP_DIVIDE                   0x0209u
+#define ANYDEV_OP_EQUAL                    0x020au
+#define ANYDEV_OP_FLOOR_DIVIDE             0x020bu
+#define ANYDEV_OP_GREATER                  0x020cu
+#define ANYDEV_OP_GREATER_EQUAL            0x020du
+#define ANYDEV_OP_HYPOT                    0x020eu
+#define ANYDEV_OP_LESS                     0x020fu
+#define ANYDEV_OP_LESS_EQUAL               0x0210u
+#define ANYDEV_OP_LOGADDEXP                0x0211u
+#define ANYDEV_OP_LOGICAL_AND              0x0212u
+#define ANYDEV_OP_LOGICAL_OR               0x0213u
+#define ANYDEV_OP_LOGICAL_XOR              0x0214u
+#define ANYDEV_OP_MAXIMUM                  0x0215u
+#define ANYDEV_OP_MINIMUM                  0x0216u
+#define ANYDEV_OP_MULTIPLY                 0x0217u
+#define ANYDEV_OP_NEXTAFTER                0x0218u
+#define ANYDEV_OP_NOT_EQUAL                0x0219u
+#define ANYDEV_OP_POW                      0x021au
+#define ANYDEV_OP_REMAINDER                0x021bu
+#define ANYDEV_OP_SUBTRACT                 0x021cu
+#define ANYDEV_OP_SUM                      0x0301u
+#define ANYDEV_OP_PROD                     0x0302u
+#define ANYDEV_OP_MIN                      0x0303u
+#define ANYDEV_OP_MAX                      0x0304u
+#define ANYDEV_OP_ARGMIN                   0x0305u
+#define ANYDEV_OP_ARGMAX                   0x0306u
+#define ANYDEV_OP_ALL                      0x0307u
+#define ANYDEV_OP_ANY                      0x0308u
+#define ANYDEV_OP_CUMULATIVE_SUM           0x0401u
+#define ANYDEV_OP_CUMULATIVE_PROD          0x0402u
+#define ANYDEV_OP_ASTYPE                   0x0501u
+#define ANYDEV_OP_WHERE                    0x0502u
+#define ANYDEV_OP_COPY                     0x0503u
+#define ANYDEV_OP_FILL                     0x0504u
+#define ANYDEV_OP_ARANGE                   0x0505u
+#define ANYDEV_OP_RANDOM                   0x0506u
+#define ANYDEV_OP_TAKE                     0x0507u
+#define ANYDEV_OP_MATMUL                   0x0601u
+#define ANYDEV_OP_SORT                     0x0701u
+#define ANYDEV_OP_ARGSORT                  0x0702u
+#define ANYDEV_OP_SEARCHSORTED             0x0703u
+#define ANYDEV_OP_NONZERO                  0x0704u
+
+/* ---- error codes ---------------------------------------------------------- */
+#define ANYDEV_ERROR_UNIMPLEMENTED    1  /* call or op/dtype pair not implemented */
+#define ANYDEV_ERROR_INVALID_ARGUMENT 2  /* malformed argument */
+#define ANYDEV_ERROR_OUT_OF_MEMORY    3  /* memory or the device's limit exhausted */
+#define ANYDEV_ERROR_INTERNAL         4  /* something broke inside the plugin */
+#define ANYDEV_ERROR_UNAVAILABLE      5  /* from initialize: hardware/driver absent */
+
+/* ---- memory kinds (allocate; memory_kinds reports 1 << kind) -------------- */
+#define ANYDEV_MEMORY_DEVICE      1u
+#define ANYDEV_MEMORY_HOST_PINNED 2u
+#define ANYDEV_MEMORY_MANAGED     3u
+#define ANYDEV_MEMORY_SYSTEM      4u
+
+/* ---- attribute kinds ------------------------------------------------------ */
+#define ANYDEV_ATTR_BOOL     1u /* int_value is 0 or 1 */
+#define ANYDEV_ATTR_I64      2u /* int_value */
+#define ANYDEV_ATTR_F64      3u /* float_value */
+#define ANYDEV_ATTR_STRING   4u /* string_value */
+#define ANYDEV_ATTR_I64_LIST 5u /* list, list_len; "dtypes" holds dtype codes,
+                                   "peer_devices" device indices of this plugin */
+
+/* ---- operand kinds, op flags, distributions ------------------------------- */
+#define ANYDEV_OPERAND_TENSOR 1u
+#define ANYDEV_OPERAND_SCALAR 2u
+#define ANYDEV_OP_FLAG_DESCENDING (1u << 0) /* sort, argsort */
+#define ANYDEV_OP_FLAG_RIGHT      (1u << 1) /* searchsorted */
+#define ANYDEV_DISTRIBUTION_UNIFORM 1u /* params_f64 = {low, high} */
+#define ANYDEV_DISTRIBUTION_NORMAL  2u /* params_f64 = {mean, std} */
+#define ANYDEV_NO_LIMIT UINT64_MAX
+
+/* ---- opaque handles ------------------------------------------------------- */
+/* One plugin instance; owned by the host from initialize until shutdown. */
+typedef struct AnydevContext AnydevContext;
+/* One device; owned by the context, valid until shutdown. */
+typedef struct AnydevDevice AnydevDevice;
+/* One allocation; owned by the host from allocate until free. */
+typedef struct AnydevBuffer AnydevBuffer;
+/* An in-order queue on one device; owned by the host until stream_destroy. */
+typedef struct AnydevStream AnydevStream;
+/* A marker on a stream; owned by the host until event_destroy. */
+typedef struct AnydevEvent AnydevEvent;
+/* An error returned by a call; owned by the host until error_destroy. */
+typedef struct AnydevError AnydevError;
+
+/* NULL on success, otherwise an error the host frees with error_destroy. */
+typedef AnydevError *AnydevStatus;
+
+typedef struct AnydevVersion {
+  uint16_t major;
+  uint16_t minor;
+} AnydevVersion;
+
+/* ---- argument structs ----------------------------------------------------- */
+
+/* Arguments of initialize; allocated by the host, valid during the call. */
+typedef struct AnydevInitArgs {
+  size_t struct_size;
+  AnydevVersion host_version;
+  uint32_t reserved;
+  const char *plugin_name;  /* the registered name (device kind), UTF-8 */
+  const char *options_json; /* manifest "options" as JSON text, or NULL */
+} AnydevInitArgs;
+
+/* Filled by device_properties; allocated by the host (struct_size set).
+ * Strings are owned by the plugin and valid until shutdown; NULL = empty. */
+typedef struct AnydevDeviceProperties {
+  size_t struct_size;
+  const char *name;
+  const char *vendor;
+  const char *driver;
+  const char *version;
+  uint64_t memory_bytes;
+} AnydevDeviceProperties;
+
+/* One typed capability; owned by the plugin. */
+typedef struct AnydevAttribute {
+  const char *name; /* "f64", "max_allocation_bytes", "vendor.key" */
+  uint32_t kind;    /* ANYDEV_ATTR_* */
+  uint32_t reserved;
+  int64_t int_value;        /* BOOL, I64 */
+  double float_value;       /* F64 */
+  const char *string_value; /* STRING */
+  const int64_t *list;      /* I64_LIST */
+  size_t list_len;
+} AnydevAttribute;
+
+/* Filled by device_capabilities; allocated by the host (struct_size set).
+ * The array is owned by the plugin and valid until shutdown. */
+typedef struct AnydevAttributeList {
+  size_t struct_size;
+  const AnydevAttribute *attributes;
+  size_t count;
+} AnydevAttributeList;
+
+/* Filled by memory_stats; allocated by the host (struct_size set). */
+typedef struct AnydevMemoryStats {
+  size_t struct_size;
+  uint64_t in_use;
+  uint64_t peak;
+  uint64_t allocations;
+  uint64_t limit; /* or ANYDEV_NO_LIMIT */
+} AnydevMemoryStats;
+
+/* A strided view of a buffer: shape and strides in elements (strides may be
+ * zero or negative). The arrays are borrowed for the call only. */
+typedef struct AnydevTensor {
+  AnydevBuffer *buffer;
+  uint64_t byte_offset;
+  uint32_t dtype; /* ANYDEV_DTYPE_* */
+  uint32_t ndim;
+  const uint64_t *shape;
+  const int64_t *strides;
+} AnydevTensor;
+
+/* A scalar: little-endian value bytes zero-extended to 64 bits. */
+typedef struct AnydevScalar {
+  uint32_t dtype;
+  uint32_t reserved;
+  uint64_t bits;
+} AnydevScalar;
+
+/* One input of an op: kind says which member is meaningful. */
+typedef struct AnydevOperand {
+  uint32_t kind; /* ANYDEV_OPERAND_* */
+  uint32_t reserved;
+  AnydevTensor tensor;
+  AnydevScalar scalar;
+} AnydevOperand;
+
+/* One op call; allocated by the host and borrowed for the call only.
+ *   op                          inputs (argument order)    axes    flags/params
+ *   unary, astype, copy, nonzero x
+ *   binary                       lhs, rhs (tensor|scalar)
+ *   where                        cond, x, y (x,y tensor|scalar)
+ *   reductions                   x                          sorted axes
+ *   scans                        x                          {axis}
+ *   fill                         value (scalar)
+ *   arange                                                          params_f64={start,step}
+ *   random                                                          distribution, params_f64,
+ *                                                                   params_u64={seed,counter}
+ *   take                         x, indices                 {axis}
+ *   matmul                       a, b
+ *   sort, argsort                x                          {axis}  FLAG_DESCENDING
+ *   searchsorted                 sorted, values                     FLAG_RIGHT          */
+typedef struct AnydevOpCall {
+  size_t struct_size;
+  uint32_t op_code; /* ANYDEV_OP_* */
+  uint32_t flags;   /* ANYDEV_OP_FLAG_* */
+  AnydevTensor output;
+  const AnydevOperand *inputs;
+  size_t num_inputs;
+  const uint64_t *axes;
+  size_t num_axes;
+  uint32_t distribution; /* ANYDEV_DISTRIBUTION_* for random */
+  uint32_t reserved;
+  double params_f64[2];
+  uint64_t params_u64[2];
+} AnydevOpCall;
+
+/* ---- the function table ---------------------------------------------------- */
+typedef struct AnydevPluginApi {
+  size_t struct_size;    /* sizeof(AnydevPluginApi) as the plugin compiled it */
+  AnydevVersion version; /* the ABI version the plugin was built against */
+  uint32_t reserved;
+
+  /* The error's ANYDEV_ERROR_* code; error stays owned by the caller. */
+  int32_t (*error_code)(const AnydevError *error);
+  /* The error's message (UTF-8), owned by the error, valid until error_destroy. */
+  const char *(*error_message)(const AnydevError *error);
+  /* Frees an error returned by any call; called exactly once per error. */
+  void (*error_destroy)(AnydevError *error);
+
+  /* Creates the plugin instance; args borrowed. *out_context is owned by the
+   * host until shutdown. ANYDEV_ERROR_UNAVAILABLE = hardware simply absent. */
+  AnydevStatus (*initialize)(const AnydevInitArgs *args, AnydevContext **out_context);
+  /* Destroys the context after the host destroyed all its buffers, streams
+   * and events. Device handles, strings and attribute lists die with it. */
+  AnydevStatus (*shutdown)(AnydevContext *context);
+
+  /* Number of devices; constant for the context's lifetime. */
+  AnydevStatus (*device_count)(AnydevContext *context, uint32_t *out_count);
+  /* Device handle for index; owned by the context, valid until shutdown. */
+  AnydevStatus (*get_device)(AnydevContext *context, uint32_t index, AnydevDevice **out_device);
+  /* Fills *out (host-allocated, struct_size set); strings plugin-owned until shutdown. */
+  AnydevStatus (*device_properties)(AnydevContext *context, AnydevDevice *device,
+                                    AnydevDeviceProperties *out);
+  /* Fills *out (host-allocated, struct_size set); attributes plugin-owned until shutdown. */
+  AnydevStatus (*device_capabilities)(AnydevContext *context, AnydevDevice *device,
+                                      AnydevAttributeList *out);
+  /* *out_supported = 1 when op_code is implemented for dtype_code (the op's
+   * support dtype: primary input, or output for fill/arange/random). */
+  AnydevStatus (*op_supported)(AnydevContext *context, AnydevDevice *device, uint32_t op_code,
+                               uint32_t dtype_code, uint8_t *out_supported);
+  /* Bitmask of 1 << ANYDEV_MEMORY_* that allocate accepts (NULL: device only). */
+  AnydevStatus (*memory_kinds)(AnydevContext *context, AnydevDevice *device, uint32_t *out_mask);
+  /* Blocks until all work on every stream of the device completes. */
+  AnydevStatus (*device_synchronize)(AnydevContext *context, AnydevDevice *device);
+
+  /* Allocates size bytes (256-byte aligned, 0 allowed); *out_buffer owned by
+   * the host until free. ANYDEV_ERROR_OUT_OF_MEMORY when it does not fit. */
+  AnydevStatus (*allocate)(AnydevContext *context, AnydevDevice *device, uint64_t size,
+                           uint32_t memory_kind, AnydevBuffer **out_buffer);
+  /* Frees a buffer (takes ownership) once no enqueued work uses it. */
+  AnydevStatus (*free)(AnydevContext *context, AnydevBuffer *buffer);
+  /* Fills *out (host-allocated, struct_size set). */
+  AnydevStatus (*memory_stats)(AnydevContext *context, AnydevDevice *device, AnydevMemoryStats *out);
+
+  /* Creates a stream; *out_stream owned by the host until stream_destroy. */
+  AnydevStatus (*stream_create)(AnydevContext *context, AnydevDevice *device, AnydevStream **out_stream);
+  /* Destroys a stream after its work completes; takes ownership. */
+  AnydevStatus (*stream_destroy)(AnydevContext *context, AnydevStream *stream);
+  /* Blocks until all work enqueued on the stream completes. */
+  AnydevStatus (*stream_synchronize)(AnydevContext *context, AnydevStream *stream);
+  /* Records an event after the work enqueued so far; *out_event owned by the
+   * host until event_destroy. */
+  AnydevStatus (*event_record)(AnydevContext *context, AnydevStream *stream, AnydevEvent **out_event);
+  /* Later work on stream waits for event; both stay owned by the host. */
+  AnydevStatus (*event_wait)(AnydevContext *context, AnydevStream *stream, AnydevEvent *event);
+  /* *out_done = 1 when the event has completed; never blocks. */
+  AnydevStatus (*event_query)(AnydevContext *context, AnydevEvent *event, uint8_t *out_done);
+  /* Blocks until the event completes. */
+  AnydevStatus (*event_synchronize)(AnydevContext *context, AnydevEvent *event);
+  /* Destroys an event; takes ownership. */
+  AnydevStatus (*event_destroy)(AnydevContext *context, AnydevEvent *event);
+
+  /* Copies size host bytes from src into dst at dst_offset. src is borrowed
+   * until return (read or staged by then); the device write may be in flight. */
+  AnydevStatus (*copy_host_to_device)(AnydevContext *context, AnydevStream *stream, const uint8_t *src,
+                                      AnydevBuffer *dst, uint64_t dst_offset, uint64_t size);
+  /* Copies size bytes from src at src_offset to host dst. Blocks: dst holds
+   * the data on return. */
+  AnydevStatus (*copy_device_to_host)(AnydevContext *context, AnydevStream *stream, AnydevBuffer *src,
+                                      uint64_t src_offset, uint8_t *dst, uint64_t size);
+  /* Copies between two buffers of this plugin (maybe different devices). */
+  AnydevStatus (*copy_device_to_device)(AnydevContext *context, AnydevStream *stream, AnydevBuffer *src,
+                                        uint64_t src_offset, AnydevBuffer *dst, uint64_t dst_offset,
+                                        uint64_t size);
+  /* Fills size bytes from offset with repetitions of pattern (borrowed). */
+  AnydevStatus (*fill)(AnydevContext *context, AnydevStream *stream, AnydevBuffer *dst, uint64_t offset,
+                       uint64_t size, const uint8_t *pattern, uint64_t pattern_size);
+
+  /* Enqueues one op; call and everything it points at borrowed for the call.
+   * The host has bounds-checked every operand and checked that the output
+   * overlaps no input. Unimplemented op/dtype: ANYDEV_ERROR_UNIMPLEMENTED. */
+  AnydevStatus (*execute)(AnydevContext *context, AnydevStream *stream, const AnydevOpCall *call);
+} AnydevPluginApi;
+
+typedef const AnydevPluginApi *(*AnydevGetApiFn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ANYDEV_PLUGIN_H */

@@ -1,0 +1,260 @@
+//! The function table a plugin exports.
+//!
+//! Conventions for every call below:
+//!
+//! * Every function pointer may be NULL: the call is unimplemented, and
+//!   the host reports that cleanly. A field beyond `struct_size` is
+//!   treated the same way.
+//! * Every call except the `error_*` accessors returns an
+//!   [`AnydevStatus`]: NULL on success, else an error the host frees with
+//!   `error_destroy`. Out-parameters are written only on success.
+//! * Pointer arguments are borrowed for the duration of the call unless
+//!   stated otherwise; the plugin copies what it keeps.
+//! * Every call may come from any thread, concurrently; a plugin
+//!   synchronises internally. Calls that take a stream enqueue work in
+//!   stream order and may return before it completes, except where the
+//!   call says it blocks.
+//! * Plugins never let a panic or C++ exception escape a call: that aborts
+//!   the host process (the Rust helper crate catches panics for you).
+
+use crate::{
+    AnydevAttributeList, AnydevBuffer, AnydevContext, AnydevDevice, AnydevDeviceProperties, AnydevError, AnydevEvent,
+    AnydevInitArgs, AnydevMemoryStats, AnydevOpCall, AnydevStatus, AnydevStream, AnydevVersion,
+};
+use core::ffi::c_char;
+
+/// The entry symbol's type: returns the plugin's table, which must stay
+/// valid and unchanged until the library is unloaded. May return NULL when
+/// the plugin cannot run at all.
+pub type AnydevGetApiFn = unsafe extern "C" fn() -> *const AnydevPluginApi;
+
+/// The plugin's function table. Fields are only ever appended; existing
+/// ones never change meaning within a major version.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AnydevPluginApi {
+    /// `sizeof(AnydevPluginApi)` as the plugin was compiled.
+    pub struct_size: usize,
+    /// The ABI version the plugin was built against.
+    pub version: AnydevVersion,
+    pub reserved: u32,
+
+    // --- errors -----------------------------------------------------------
+    /// The error's `ANYDEV_ERROR_*` code. `error` stays owned by the caller.
+    pub error_code: Option<unsafe extern "C" fn(error: *const AnydevError) -> i32>,
+    /// The error's message, NUL-terminated UTF-8, owned by the error and
+    /// valid until `error_destroy`.
+    pub error_message: Option<unsafe extern "C" fn(error: *const AnydevError) -> *const c_char>,
+    /// Frees an error returned by any call. Called exactly once per error.
+    pub error_destroy: Option<unsafe extern "C" fn(error: *mut AnydevError)>,
+
+    // --- lifecycle --------------------------------------------------------
+    /// Creates the plugin instance. `args` is borrowed for the call. On
+    /// success `*out_context` receives a context owned by the host until it
+    /// passes it to `shutdown`. Errors with `ANYDEV_ERROR_UNAVAILABLE` when
+    /// the hardware is simply absent, any other code when broken.
+    pub initialize:
+        Option<unsafe extern "C" fn(args: *const AnydevInitArgs, out_context: *mut *mut AnydevContext) -> AnydevStatus>,
+    /// Destroys the context, after the host has destroyed every buffer,
+    /// stream and event it holds. Device handles, property strings and
+    /// attribute lists die with it.
+    pub shutdown: Option<unsafe extern "C" fn(context: *mut AnydevContext) -> AnydevStatus>,
+
+    // --- devices ----------------------------------------------------------
+    /// Writes the number of devices to `*out_count`. Constant for the
+    /// context's lifetime.
+    pub device_count: Option<unsafe extern "C" fn(context: *mut AnydevContext, out_count: *mut u32) -> AnydevStatus>,
+    /// Writes the handle of device `index` (below the device count) to
+    /// `*out_device`. The handle is owned by the context, valid until
+    /// `shutdown`, and the same for every call with this index.
+    pub get_device: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            index: u32,
+            out_device: *mut *mut AnydevDevice,
+        ) -> AnydevStatus,
+    >,
+    /// Fills `*out` (allocated by the host, `struct_size` set). Strings are
+    /// owned by the plugin and valid until `shutdown`.
+    pub device_properties: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            out: *mut AnydevDeviceProperties,
+        ) -> AnydevStatus,
+    >,
+    /// Fills `*out` (allocated by the host, `struct_size` set) with the
+    /// device's typed capabilities. The attribute array and everything it
+    /// points at are owned by the plugin and valid until `shutdown`.
+    pub device_capabilities: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            out: *mut AnydevAttributeList,
+        ) -> AnydevStatus,
+    >,
+    /// Writes 1 to `*out_supported` when the device implements op
+    /// `op_code` for dtype `dtype_code` (the op's support dtype, see
+    /// `anydev_ops::Op::support_dtype`), else 0. Unknown codes are 0.
+    pub op_supported: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            op_code: u32,
+            dtype_code: u32,
+            out_supported: *mut u8,
+        ) -> AnydevStatus,
+    >,
+    /// Writes the memory kinds `allocate` accepts as a bitmask of
+    /// `1 << ANYDEV_MEMORY_*`. NULL means device memory only.
+    pub memory_kinds: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            out_mask: *mut u32,
+        ) -> AnydevStatus,
+    >,
+    /// Blocks until all work on every stream of the device completes.
+    pub device_synchronize:
+        Option<unsafe extern "C" fn(context: *mut AnydevContext, device: *mut AnydevDevice) -> AnydevStatus>,
+
+    // --- memory -----------------------------------------------------------
+    /// Allocates `size` bytes of `memory_kind`, aligned to at least 256
+    /// bytes (zero bytes is valid). On success `*out_buffer` is owned by
+    /// the host until `free`. Fails with `ANYDEV_ERROR_OUT_OF_MEMORY` when
+    /// the memory or the device's limit is exhausted.
+    pub allocate: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            size: u64,
+            memory_kind: u32,
+            out_buffer: *mut *mut AnydevBuffer,
+        ) -> AnydevStatus,
+    >,
+    /// Frees a buffer. Takes ownership of `buffer`. The host calls it only
+    /// once no enqueued work uses the buffer any more.
+    pub free: Option<unsafe extern "C" fn(context: *mut AnydevContext, buffer: *mut AnydevBuffer) -> AnydevStatus>,
+    /// Fills `*out` (allocated by the host, `struct_size` set).
+    pub memory_stats: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            out: *mut AnydevMemoryStats,
+        ) -> AnydevStatus,
+    >,
+
+    // --- streams and events -----------------------------------------------
+    /// Creates a stream on `device`; `*out_stream` is owned by the host
+    /// until `stream_destroy`.
+    pub stream_create: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            out_stream: *mut *mut AnydevStream,
+        ) -> AnydevStatus,
+    >,
+    /// Destroys a stream after its enqueued work completes. Takes ownership.
+    pub stream_destroy:
+        Option<unsafe extern "C" fn(context: *mut AnydevContext, stream: *mut AnydevStream) -> AnydevStatus>,
+    /// Blocks until all work enqueued on `stream` completes.
+    pub stream_synchronize:
+        Option<unsafe extern "C" fn(context: *mut AnydevContext, stream: *mut AnydevStream) -> AnydevStatus>,
+    /// Records an event after the work enqueued so far on `stream`;
+    /// `*out_event` is owned by the host until `event_destroy`.
+    pub event_record: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            stream: *mut AnydevStream,
+            out_event: *mut *mut AnydevEvent,
+        ) -> AnydevStatus,
+    >,
+    /// Makes later work on `stream` wait for `event` (which may come from
+    /// another stream or device of this plugin). Both stay owned by the host.
+    pub event_wait: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            stream: *mut AnydevStream,
+            event: *mut AnydevEvent,
+        ) -> AnydevStatus,
+    >,
+    /// Writes 1 to `*out_done` when the event has completed, else 0;
+    /// never blocks.
+    pub event_query: Option<
+        unsafe extern "C" fn(context: *mut AnydevContext, event: *mut AnydevEvent, out_done: *mut u8) -> AnydevStatus,
+    >,
+    /// Blocks until the event completes.
+    pub event_synchronize:
+        Option<unsafe extern "C" fn(context: *mut AnydevContext, event: *mut AnydevEvent) -> AnydevStatus>,
+    /// Destroys an event. Takes ownership.
+    pub event_destroy:
+        Option<unsafe extern "C" fn(context: *mut AnydevContext, event: *mut AnydevEvent) -> AnydevStatus>,
+
+    // --- data movement ----------------------------------------------------
+    /// Copies `size` host bytes from `src` into `dst` at `dst_offset`.
+    /// `src` is borrowed only until the call returns: the plugin has read
+    /// (or staged) it by then, the device-side write may still be in flight.
+    pub copy_host_to_device: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            stream: *mut AnydevStream,
+            src: *const u8,
+            dst: *mut AnydevBuffer,
+            dst_offset: u64,
+            size: u64,
+        ) -> AnydevStatus,
+    >,
+    /// Copies `size` bytes from `src` at `src_offset` to host memory `dst`.
+    /// Blocks: `dst` holds the data when the call returns.
+    pub copy_device_to_host: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            stream: *mut AnydevStream,
+            src: *mut AnydevBuffer,
+            src_offset: u64,
+            dst: *mut u8,
+            size: u64,
+        ) -> AnydevStatus,
+    >,
+    /// Copies `size` bytes between two buffers of this plugin, possibly on
+    /// different devices (a peer copy), in `stream`'s order.
+    pub copy_device_to_device: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            stream: *mut AnydevStream,
+            src: *mut AnydevBuffer,
+            src_offset: u64,
+            dst: *mut AnydevBuffer,
+            dst_offset: u64,
+            size: u64,
+        ) -> AnydevStatus,
+    >,
+    /// Fills `size` bytes of `dst` from `offset` with repetitions of the
+    /// `pattern_size`-byte `pattern` (`size` is a multiple of it). `pattern`
+    /// is borrowed only for the call.
+    pub fill: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            stream: *mut AnydevStream,
+            dst: *mut AnydevBuffer,
+            offset: u64,
+            size: u64,
+            pattern: *const u8,
+            pattern_size: u64,
+        ) -> AnydevStatus,
+    >,
+
+    // --- compute ----------------------------------------------------------
+    /// Enqueues one primitive op. `call` and everything it points at are
+    /// borrowed for the call only. The host has checked that every operand
+    /// lies inside its buffer and that the output overlaps no input. An
+    /// op/dtype pair the plugin does not implement is
+    /// `ANYDEV_ERROR_UNIMPLEMENTED`.
+    pub execute: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            stream: *mut AnydevStream,
+            call: *const AnydevOpCall,
+        ) -> AnydevStatus,
+    >,
+}

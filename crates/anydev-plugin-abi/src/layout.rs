@@ -1,0 +1,46 @@
+//! Compile-time checks that the layout is the one the header documents.
+//! A change here is an ABI break: it needs a new major version.
+
+use crate::*;
+use core::mem::{offset_of, size_of};
+
+// The ABI is defined for 64-bit targets (pointers, `size_t` and `uint64_t`
+// have the same width, so shapes can be passed without conversion).
+const _: () = assert!(
+    size_of::<usize>() == 8,
+    "the anydev plugin ABI is defined for 64-bit targets"
+);
+
+const _: () = {
+    assert!(size_of::<AnydevVersion>() == 4);
+    assert!(offset_of!(AnydevPluginApi, struct_size) == 0);
+    assert!(offset_of!(AnydevPluginApi, version) == 8);
+    assert!(offset_of!(AnydevPluginApi, error_code) == 16);
+    assert!(offset_of!(AnydevPluginApi, initialize) == 40);
+    assert!(offset_of!(AnydevPluginApi, device_count) == 56);
+    assert!(offset_of!(AnydevPluginApi, allocate) == 112);
+    assert!(offset_of!(AnydevPluginApi, stream_create) == 136);
+    assert!(offset_of!(AnydevPluginApi, copy_host_to_device) == 200);
+    assert!(offset_of!(AnydevPluginApi, execute) == 232);
+    assert!(size_of::<AnydevPluginApi>() == 240);
+
+    assert!(size_of::<AnydevInitArgs>() == 32);
+    assert!(offset_of!(AnydevInitArgs, options_json) == 24);
+    assert!(size_of::<AnydevDeviceProperties>() == 48);
+    assert!(size_of::<AnydevAttribute>() == 56);
+    assert!(offset_of!(AnydevAttribute, list_len) == 48);
+    assert!(size_of::<AnydevAttributeList>() == 24);
+    assert!(size_of::<AnydevMemoryStats>() == 40);
+
+    assert!(size_of::<AnydevTensor>() == 40);
+    assert!(offset_of!(AnydevTensor, dtype) == 16);
+    assert!(offset_of!(AnydevTensor, strides) == 32);
+    assert!(size_of::<AnydevScalar>() == 16);
+    assert!(size_of::<AnydevOperand>() == 64);
+    assert!(offset_of!(AnydevOperand, scalar) == 48);
+    assert!(offset_of!(AnydevOpCall, output) == 16);
+    assert!(offset_of!(AnydevOpCall, inputs) == 56);
+    assert!(offset_of!(AnydevOpCall, distribution) == 88);
+    assert!(offset_of!(AnydevOpCall, params_f64) == 96);
+    assert!(size_of::<AnydevOpCall>() == 128);
+};

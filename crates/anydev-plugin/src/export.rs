@@ -1,0 +1,655 @@
+//! The C function table of a Rust plugin: one generic `extern "C"` function
+//! per ABI call, each decoding its handles, calling the [`Plugin`] method
+//! inside `catch_unwind`, and encoding the result.
+//!
+//! Soundness of the handle conversions rests on the ABI contract: the host
+//! passes back only handles this plugin gave out and has not destroyed,
+//! and out-pointers that are valid for writing. Handles carry a tag, so a
+//! buffer passed where a stream is expected is an `InvalidArgument` error
+//! rather than undefined behaviour.
+
+use crate::codec::{decode, RawTensor};
+use crate::error::{error_code, error_destroy, error_message, PluginError, Result};
+use crate::plugin::{AttrValue, InitArgs, MemoryKind, Plugin, PluginTensor};
+use anydev_ops::{DType, OpCode};
+use anydev_plugin_abi::*;
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::OnceLock;
+
+/// Runs one call body, turning errors and panics into a status.
+fn guard(body: impl FnOnce() -> Result<()>) -> AnydevStatus {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => ptr::null_mut(),
+        Ok(Err(e)) => e.into_status(),
+        Err(payload) => {
+            let text = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".into());
+            PluginError::internal(format!("the plugin panicked: {text}")).into_status()
+        }
+    }
+}
+
+/// Writes an out-parameter.
+fn put<T>(out: *mut T, value: T) -> Result<()> {
+    if out.is_null() {
+        return Err(PluginError::invalid_argument("NULL out-parameter"));
+    }
+    // SAFETY: non-NULL; the ABI contract makes out-parameters writable.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// Reads a NUL-terminated UTF-8 argument; NULL reads as `default`.
+fn text(s: *const c_char, default: &str) -> Result<&str> {
+    if s.is_null() {
+        return Ok(default);
+    }
+    // SAFETY: non-NULL; the ABI contract makes string arguments valid
+    // NUL-terminated strings for the duration of the call.
+    unsafe { CStr::from_ptr(s) }
+        .to_str()
+        .map_err(|_| PluginError::invalid_argument("a string argument is not UTF-8"))
+}
+
+const BUFFER_TAG: u64 = u64::from_le_bytes(*b"anydBUF1");
+const STREAM_TAG: u64 = u64::from_le_bytes(*b"anydSTR1");
+const EVENT_TAG: u64 = u64::from_le_bytes(*b"anydEVT1");
+
+/// What a buffer, stream or event handle points at.
+struct Tagged<T> {
+    tag: u64,
+    value: T,
+}
+
+fn into_handle<T, H>(tag: u64, value: T) -> *mut H {
+    Box::into_raw(Box::new(Tagged { tag, value })).cast()
+}
+
+fn handle_ref<'a, T, H>(handle: *mut H, tag: u64, what: &str) -> Result<&'a T> {
+    // SAFETY: by the ABI contract a non-NULL handle is one `into_handle`
+    // made for this plugin and not yet destroyed; the tag check rejects a
+    // handle of another kind.
+    match unsafe { handle.cast::<Tagged<T>>().as_ref() } {
+        Some(t) if t.tag == tag => Ok(&t.value),
+        Some(_) => Err(PluginError::invalid_argument(format!(
+            "the handle passed as a {what} is not a {what}"
+        ))),
+        None => Err(PluginError::invalid_argument(format!("NULL {what} handle"))),
+    }
+}
+
+fn take_handle<T, H>(handle: *mut H, tag: u64, what: &str) -> Result<()> {
+    handle_ref::<T, H>(handle, tag, what)?;
+    // SAFETY: checked above to be a live handle of this kind, made by
+    // `Box::into_raw`; the host gives up ownership with this call.
+    let mut boxed = unsafe { Box::from_raw(handle.cast::<Tagged<T>>()) };
+    boxed.tag = 0;
+    drop(boxed);
+    Ok(())
+}
+
+/// Properties of one device in the form the ABI hands out.
+struct CachedProperties {
+    _strings: [CString; 4],
+    raw: AnydevDeviceProperties,
+}
+
+/// Capabilities of one device in the form the ABI hands out.
+struct CachedAttributes {
+    _names: Vec<CString>,
+    _strings: Vec<CString>,
+    _lists: Vec<Vec<i64>>,
+    raw: Vec<AnydevAttribute>,
+}
+
+// SAFETY: the raw pointers inside point only into the heap data owned by
+// the same value, which is never mutated after construction.
+unsafe impl Send for CachedProperties {}
+// SAFETY: as above.
+unsafe impl Sync for CachedProperties {}
+// SAFETY: as above.
+unsafe impl Send for CachedAttributes {}
+// SAFETY: as above.
+unsafe impl Sync for CachedAttributes {}
+
+fn c_string(s: &str) -> CString {
+    CString::new(s.replace('\0', "")).unwrap_or_default()
+}
+
+impl CachedAttributes {
+    fn new(attrs: Vec<(String, AttrValue)>) -> CachedAttributes {
+        let mut names = Vec::with_capacity(attrs.len());
+        let mut strings = Vec::new();
+        let mut lists = Vec::new();
+        let mut raw = Vec::with_capacity(attrs.len());
+        for (name, value) in attrs {
+            let name = c_string(&name);
+            let mut a = AnydevAttribute::zeroed();
+            a.name = name.as_ptr();
+            names.push(name);
+            match value {
+                AttrValue::Bool(v) => (a.kind, a.int_value) = (ANYDEV_ATTR_BOOL, i64::from(v)),
+                AttrValue::I64(v) => (a.kind, a.int_value) = (ANYDEV_ATTR_I64, v),
+                AttrValue::F64(v) => (a.kind, a.float_value) = (ANYDEV_ATTR_F64, v),
+                AttrValue::Str(s) => {
+                    let s = c_string(&s);
+                    (a.kind, a.string_value) = (ANYDEV_ATTR_STRING, s.as_ptr());
+                    strings.push(s);
+                }
+                AttrValue::I64List(list) => {
+                    (a.kind, a.list, a.list_len) = (ANYDEV_ATTR_I64_LIST, list.as_ptr(), list.len());
+                    lists.push(list);
+                }
+            }
+            raw.push(a);
+        }
+        CachedAttributes {
+            _names: names,
+            _strings: strings,
+            _lists: lists,
+            raw,
+        }
+    }
+}
+
+/// One device's slot; device handles point at these.
+struct DeviceSlot {
+    properties: OnceLock<CachedProperties>,
+    capabilities: OnceLock<CachedAttributes>,
+}
+
+/// What an `AnydevContext` handle of a Rust plugin points at.
+struct Context<P> {
+    plugin: P,
+    devices: Box<[DeviceSlot]>,
+}
+
+impl<P: Plugin> Context<P> {
+    fn from_handle<'a>(handle: *mut AnydevContext) -> Result<&'a Context<P>> {
+        // SAFETY: by the ABI contract a non-NULL context is one `initialize`
+        // returned and `shutdown` has not consumed.
+        unsafe { handle.cast::<Context<P>>().as_ref() }.ok_or_else(|| PluginError::invalid_argument("NULL context"))
+    }
+
+    /// The index of a device handle, checked to be one of ours.
+    fn device(&self, handle: *mut AnydevDevice) -> Result<usize> {
+        let base = self.devices.as_ptr() as usize;
+        let size = std::mem::size_of::<DeviceSlot>();
+        let offset = (handle as usize).wrapping_sub(base);
+        if offset % size == 0 && offset / size < self.devices.len() {
+            Ok(offset / size)
+        } else {
+            Err(PluginError::invalid_argument(
+                "the device handle is not a device of this plugin",
+            ))
+        }
+    }
+
+    fn buffer<'a>(&self, handle: *mut AnydevBuffer) -> Result<&'a P::Buffer> {
+        handle_ref(handle, BUFFER_TAG, "buffer")
+    }
+
+    fn stream<'a>(&self, handle: *mut AnydevStream) -> Result<&'a P::Stream> {
+        handle_ref(handle, STREAM_TAG, "stream")
+    }
+
+    fn event<'a>(&self, handle: *mut AnydevEvent) -> Result<&'a P::Event> {
+        handle_ref(handle, EVENT_TAG, "event")
+    }
+
+    fn tensor<'a>(&self, raw: &RawTensor<'a>) -> Result<PluginTensor<'a, P::Buffer>> {
+        Ok(PluginTensor {
+            buffer: self.buffer(raw.buffer)?,
+            byte_offset: raw.byte_offset,
+            dtype: raw.dtype,
+            shape: raw.shape,
+            strides: raw.strides,
+        })
+    }
+}
+
+fn host_bytes<'a>(ptr: *const u8, len: u64) -> Result<&'a [u8]> {
+    let len = usize::try_from(len).map_err(|_| PluginError::invalid_argument("size does not fit in memory"))?;
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(PluginError::invalid_argument("NULL host pointer"));
+    }
+    // SAFETY: non-NULL; the ABI contract makes `ptr` valid for `len` bytes
+    // for the duration of the call.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+fn host_bytes_mut<'a>(ptr: *mut u8, len: u64) -> Result<&'a mut [u8]> {
+    let len = usize::try_from(len).map_err(|_| PluginError::invalid_argument("size does not fit in memory"))?;
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if ptr.is_null() {
+        return Err(PluginError::invalid_argument("NULL host pointer"));
+    }
+    // SAFETY: non-NULL; the ABI contract makes `ptr` valid and exclusively
+    // ours for `len` bytes for the duration of the call.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+}
+
+fn size(v: u64) -> Result<usize> {
+    usize::try_from(v).map_err(|_| PluginError::invalid_argument(format!("{v} does not fit in memory")))
+}
+
+unsafe extern "C" fn initialize<P: Plugin>(args: *const AnydevInitArgs, out: *mut *mut AnydevContext) -> AnydevStatus {
+    guard(|| {
+        // SAFETY: by the ABI contract `args` is NULL or a valid versioned struct.
+        let args = unsafe { read_versioned(args) }.ok_or_else(|| PluginError::invalid_argument("NULL init args"))?;
+        let init = InitArgs {
+            name: text(args.plugin_name, "")?,
+            options_json: text(args.options_json, "{}")?,
+            host_version: args.host_version,
+        };
+        let plugin = P::initialize(&init)?;
+        let devices = (0..plugin.device_count())
+            .map(|_| DeviceSlot {
+                properties: OnceLock::new(),
+                capabilities: OnceLock::new(),
+            })
+            .collect();
+        put(out, Box::into_raw(Box::new(Context { plugin, devices })).cast())
+    })
+}
+
+unsafe extern "C" fn shutdown<P: Plugin>(ctx: *mut AnydevContext) -> AnydevStatus {
+    guard(|| {
+        Context::<P>::from_handle(ctx)?;
+        // SAFETY: a live context made by `Box::into_raw` in `initialize`;
+        // the host gives it up with this call.
+        drop(unsafe { Box::from_raw(ctx.cast::<Context<P>>()) });
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn device_count<P: Plugin>(ctx: *mut AnydevContext, out: *mut u32) -> AnydevStatus {
+    guard(|| put(out, Context::<P>::from_handle(ctx)?.devices.len() as u32))
+}
+
+unsafe extern "C" fn get_device<P: Plugin>(
+    ctx: *mut AnydevContext,
+    index: u32,
+    out: *mut *mut AnydevDevice,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let slot = c.devices.get(index as usize).ok_or_else(|| {
+            PluginError::invalid_argument(format!("device index {index} is not below {}", c.devices.len()))
+        })?;
+        put(out, (slot as *const DeviceSlot).cast_mut().cast())
+    })
+}
+
+unsafe extern "C" fn device_properties<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    out: *mut AnydevDeviceProperties,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let index = c.device(dev)?;
+        let slot = &c.devices[index];
+        let cached = match slot.properties.get() {
+            Some(cached) => cached,
+            None => {
+                let p = c.plugin.properties(index)?;
+                let strings = [
+                    c_string(&p.name),
+                    c_string(&p.vendor),
+                    c_string(&p.driver),
+                    c_string(&p.version),
+                ];
+                let mut raw = AnydevDeviceProperties::new_sized();
+                raw.name = strings[0].as_ptr();
+                raw.vendor = strings[1].as_ptr();
+                raw.driver = strings[2].as_ptr();
+                raw.version = strings[3].as_ptr();
+                raw.memory_bytes = p.memory_bytes;
+                slot.properties
+                    .get_or_init(|| CachedProperties { _strings: strings, raw })
+            }
+        };
+        // SAFETY: by the ABI contract `out` is a host-allocated versioned struct.
+        match unsafe { write_versioned(out, &cached.raw) } {
+            true => Ok(()),
+            false => Err(PluginError::invalid_argument(
+                "properties out-struct is NULL or too small",
+            )),
+        }
+    })
+}
+
+unsafe extern "C" fn device_capabilities<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    out: *mut AnydevAttributeList,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let index = c.device(dev)?;
+        let slot = &c.devices[index];
+        let cached = match slot.capabilities.get() {
+            Some(cached) => cached,
+            None => {
+                let attrs = CachedAttributes::new(c.plugin.capabilities(index)?);
+                slot.capabilities.get_or_init(|| attrs)
+            }
+        };
+        let mut list = AnydevAttributeList::new_sized();
+        list.attributes = cached.raw.as_ptr();
+        list.count = cached.raw.len();
+        // SAFETY: by the ABI contract `out` is a host-allocated versioned struct.
+        match unsafe { write_versioned(out, &list) } {
+            true => Ok(()),
+            false => Err(PluginError::invalid_argument(
+                "capabilities out-struct is NULL or too small",
+            )),
+        }
+    })
+}
+
+unsafe extern "C" fn op_supported<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    op: u32,
+    dtype: u32,
+    out: *mut u8,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let index = c.device(dev)?;
+        let supported = match (OpCode::from_code(op), DType::from_code(dtype)) {
+            (Some(op), Some(dtype)) => c.plugin.supports(index, op, dtype),
+            _ => false,
+        };
+        put(out, u8::from(supported))
+    })
+}
+
+unsafe extern "C" fn memory_kinds<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    out: *mut u32,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let mask = c
+            .plugin
+            .memory_kinds(c.device(dev)?)
+            .iter()
+            .fold(0u32, |m, k| m | 1 << k.code());
+        put(out, mask)
+    })
+}
+
+unsafe extern "C" fn device_synchronize<P: Plugin>(ctx: *mut AnydevContext, dev: *mut AnydevDevice) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.synchronize(c.device(dev)?)
+    })
+}
+
+unsafe extern "C" fn allocate<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    bytes: u64,
+    kind: u32,
+    out: *mut *mut AnydevBuffer,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let kind = MemoryKind::from_code(kind)
+            .ok_or_else(|| PluginError::invalid_argument(format!("unknown memory kind code {kind}")))?;
+        let buffer = c.plugin.allocate(c.device(dev)?, size(bytes)?, kind)?;
+        put(out, into_handle(BUFFER_TAG, buffer))
+    })
+}
+
+unsafe extern "C" fn free<P: Plugin>(ctx: *mut AnydevContext, buffer: *mut AnydevBuffer) -> AnydevStatus {
+    guard(|| {
+        Context::<P>::from_handle(ctx)?;
+        take_handle::<P::Buffer, _>(buffer, BUFFER_TAG, "buffer")
+    })
+}
+
+unsafe extern "C" fn memory_stats<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    out: *mut AnydevMemoryStats,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let s = c.plugin.memory_stats(c.device(dev)?)?;
+        let mut raw = AnydevMemoryStats::new_sized();
+        raw.in_use = s.in_use;
+        raw.peak = s.peak;
+        raw.allocations = s.allocations;
+        raw.limit = s.limit.unwrap_or(ANYDEV_NO_LIMIT);
+        // SAFETY: by the ABI contract `out` is a host-allocated versioned struct.
+        match unsafe { write_versioned(out, &raw) } {
+            true => Ok(()),
+            false => Err(PluginError::invalid_argument(
+                "memory stats out-struct is NULL or too small",
+            )),
+        }
+    })
+}
+
+unsafe extern "C" fn stream_create<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    out: *mut *mut AnydevStream,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let stream = c.plugin.create_stream(c.device(dev)?)?;
+        put(out, into_handle(STREAM_TAG, stream))
+    })
+}
+
+unsafe extern "C" fn stream_destroy<P: Plugin>(ctx: *mut AnydevContext, stream: *mut AnydevStream) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.synchronize_stream(c.stream(stream)?)?;
+        take_handle::<P::Stream, _>(stream, STREAM_TAG, "stream")
+    })
+}
+
+unsafe extern "C" fn stream_synchronize<P: Plugin>(ctx: *mut AnydevContext, stream: *mut AnydevStream) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.synchronize_stream(c.stream(stream)?)
+    })
+}
+
+unsafe extern "C" fn event_record<P: Plugin>(
+    ctx: *mut AnydevContext,
+    stream: *mut AnydevStream,
+    out: *mut *mut AnydevEvent,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let event = c.plugin.record_event(c.stream(stream)?)?;
+        put(out, into_handle(EVENT_TAG, event))
+    })
+}
+
+unsafe extern "C" fn event_wait<P: Plugin>(
+    ctx: *mut AnydevContext,
+    stream: *mut AnydevStream,
+    event: *mut AnydevEvent,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.wait_event(c.stream(stream)?, c.event(event)?)
+    })
+}
+
+unsafe extern "C" fn event_query<P: Plugin>(
+    ctx: *mut AnydevContext,
+    event: *mut AnydevEvent,
+    out: *mut u8,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        put(out, u8::from(c.plugin.query_event(c.event(event)?)?))
+    })
+}
+
+unsafe extern "C" fn event_synchronize<P: Plugin>(ctx: *mut AnydevContext, event: *mut AnydevEvent) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.synchronize_event(c.event(event)?)
+    })
+}
+
+unsafe extern "C" fn event_destroy<P: Plugin>(ctx: *mut AnydevContext, event: *mut AnydevEvent) -> AnydevStatus {
+    guard(|| {
+        Context::<P>::from_handle(ctx)?;
+        take_handle::<P::Event, _>(event, EVENT_TAG, "event")
+    })
+}
+
+unsafe extern "C" fn copy_host_to_device<P: Plugin>(
+    ctx: *mut AnydevContext,
+    stream: *mut AnydevStream,
+    src: *const u8,
+    dst: *mut AnydevBuffer,
+    dst_offset: u64,
+    len: u64,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.copy_from_host(
+            c.stream(stream)?,
+            host_bytes(src, len)?,
+            c.buffer(dst)?,
+            size(dst_offset)?,
+        )
+    })
+}
+
+unsafe extern "C" fn copy_device_to_host<P: Plugin>(
+    ctx: *mut AnydevContext,
+    stream: *mut AnydevStream,
+    src: *mut AnydevBuffer,
+    src_offset: u64,
+    dst: *mut u8,
+    len: u64,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.copy_to_host(
+            c.stream(stream)?,
+            c.buffer(src)?,
+            size(src_offset)?,
+            host_bytes_mut(dst, len)?,
+        )
+    })
+}
+
+unsafe extern "C" fn copy_device_to_device<P: Plugin>(
+    ctx: *mut AnydevContext,
+    stream: *mut AnydevStream,
+    src: *mut AnydevBuffer,
+    src_offset: u64,
+    dst: *mut AnydevBuffer,
+    dst_offset: u64,
+    len: u64,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.copy_between(
+            c.stream(stream)?,
+            c.buffer(src)?,
+            size(src_offset)?,
+            c.buffer(dst)?,
+            size(dst_offset)?,
+            size(len)?,
+        )
+    })
+}
+
+unsafe extern "C" fn fill<P: Plugin>(
+    ctx: *mut AnydevContext,
+    stream: *mut AnydevStream,
+    dst: *mut AnydevBuffer,
+    offset: u64,
+    len: u64,
+    pattern: *const u8,
+    pattern_len: u64,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let pattern = host_bytes(pattern, pattern_len)?;
+        c.plugin
+            .fill(c.stream(stream)?, c.buffer(dst)?, size(offset)?, size(len)?, pattern)
+    })
+}
+
+unsafe extern "C" fn execute<P: Plugin>(
+    ctx: *mut AnydevContext,
+    stream: *mut AnydevStream,
+    call: *const AnydevOpCall,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        // SAFETY: by the ABI contract `call` is NULL or a valid versioned struct.
+        let call = unsafe { read_versioned(call) }.ok_or_else(|| PluginError::invalid_argument("NULL op call"))?;
+        // SAFETY: the arrays the call points at are valid for this call,
+        // which the decoded op does not outlive.
+        let op = unsafe { decode(&call) }?;
+        let op = op.try_map(|t| c.tensor(t))?;
+        c.plugin.execute(c.stream(stream)?, &op)
+    })
+}
+
+/// The function table for plugin type `P`. [`crate::export_plugin!`] puts
+/// it in a static behind the entry symbol; a host that links a plugin
+/// statically can hand the same table to the loader directly.
+pub const fn api_table<P: Plugin>() -> AnydevPluginApi {
+    AnydevPluginApi {
+        struct_size: std::mem::size_of::<AnydevPluginApi>(),
+        version: ABI_VERSION,
+        reserved: 0,
+        error_code: Some(error_code),
+        error_message: Some(error_message),
+        error_destroy: Some(error_destroy),
+        initialize: Some(initialize::<P>),
+        shutdown: Some(shutdown::<P>),
+        device_count: Some(device_count::<P>),
+        get_device: Some(get_device::<P>),
+        device_properties: Some(device_properties::<P>),
+        device_capabilities: Some(device_capabilities::<P>),
+        op_supported: Some(op_supported::<P>),
+        memory_kinds: Some(memory_kinds::<P>),
+        device_synchronize: Some(device_synchronize::<P>),
+        allocate: Some(allocate::<P>),
+        free: Some(free::<P>),
+        memory_stats: Some(memory_stats::<P>),
+        stream_create: Some(stream_create::<P>),
+        stream_destroy: Some(stream_destroy::<P>),
+        stream_synchronize: Some(stream_synchronize::<P>),
+        event_record: Some(event_record::<P>),
+        event_wait: Some(event_wait::<P>),
+        event_query: Some(event_query::<P>),
+        event_synchronize: Some(event_synchronize::<P>),
+        event_destroy: Some(event_destroy::<P>),
+        copy_host_to_device: Some(copy_host_to_device::<P>),
+        copy_device_to_host: Some(copy_device_to_host::<P>),
+        copy_device_to_device: Some(copy_device_to_device::<P>),
+        fill: Some(fill::<P>),
+        execute: Some(execute::<P>),
+    }
+}

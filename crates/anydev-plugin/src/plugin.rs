@@ -1,0 +1,210 @@
+//! The safe trait a Rust plugin implements, and the plain data it returns.
+
+use crate::error::Result;
+use anydev_ops::{DType, Op, OpCode, TensorDType};
+use anydev_plugin_abi::{
+    AnydevVersion, ANYDEV_MEMORY_DEVICE, ANYDEV_MEMORY_HOST_PINNED, ANYDEV_MEMORY_MANAGED, ANYDEV_MEMORY_SYSTEM,
+};
+
+/// What `initialize` receives.
+#[derive(Clone, Copy, Debug)]
+pub struct InitArgs<'a> {
+    /// The name the host registered the plugin under (its device kind).
+    pub name: &'a str,
+    /// The manifest's `options` as JSON text (`"{}"` when there are none).
+    pub options_json: &'a str,
+    /// The host's ABI version (same major as the plugin's).
+    pub host_version: AnydevVersion,
+}
+
+/// Where an allocation lives (the ABI's `ANYDEV_MEMORY_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryKind {
+    Device,
+    HostPinned,
+    Managed,
+    System,
+}
+
+impl MemoryKind {
+    pub const ALL: [MemoryKind; 4] = [
+        MemoryKind::Device,
+        MemoryKind::HostPinned,
+        MemoryKind::Managed,
+        MemoryKind::System,
+    ];
+
+    pub const fn code(self) -> u32 {
+        match self {
+            MemoryKind::Device => ANYDEV_MEMORY_DEVICE,
+            MemoryKind::HostPinned => ANYDEV_MEMORY_HOST_PINNED,
+            MemoryKind::Managed => ANYDEV_MEMORY_MANAGED,
+            MemoryKind::System => ANYDEV_MEMORY_SYSTEM,
+        }
+    }
+
+    pub fn from_code(code: u32) -> Option<MemoryKind> {
+        MemoryKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+}
+
+/// Descriptive properties of one device.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Properties {
+    pub name: String,
+    pub vendor: String,
+    pub driver: String,
+    pub version: String,
+    pub memory_bytes: u64,
+}
+
+/// A typed capability value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrValue {
+    Bool(bool),
+    I64(i64),
+    F64(f64),
+    Str(String),
+    /// For the standard key `dtypes`, dtype codes ([`AttrValue::dtypes`]);
+    /// for `peer_devices`, device indices of this plugin.
+    I64List(Vec<i64>),
+}
+
+impl AttrValue {
+    /// The value of the standard `dtypes` key.
+    pub fn dtypes(dtypes: &[DType]) -> AttrValue {
+        AttrValue::I64List(dtypes.iter().map(|d| i64::from(d.code())).collect())
+    }
+}
+
+/// Memory accounting of one device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryStats {
+    pub in_use: u64,
+    pub peak: u64,
+    pub allocations: u64,
+    pub limit: Option<u64>,
+}
+
+/// A strided operand of an op call on this plugin's memory: a view of
+/// `buffer` starting `byte_offset` bytes in, shape and strides in elements.
+#[derive(Clone, Copy, Debug)]
+pub struct PluginTensor<'a, B> {
+    pub buffer: &'a B,
+    pub byte_offset: usize,
+    pub dtype: DType,
+    pub shape: &'a [usize],
+    pub strides: &'a [isize],
+}
+
+impl<B> TensorDType for PluginTensor<'_, B> {
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+}
+
+impl<B> PluginTensor<'_, B> {
+    /// The bytes `[start, end)` of the buffer the view can touch, or `None`
+    /// when the layout is malformed or its arithmetic overflows. An empty
+    /// view touches nothing (`start == end`).
+    pub fn byte_span(&self) -> Option<(usize, usize)> {
+        if self.shape.len() != self.strides.len() {
+            return None;
+        }
+        if self.shape.contains(&0) {
+            return Some((self.byte_offset, self.byte_offset));
+        }
+        let size = self.dtype.size() as i128;
+        let mut below = 0i128;
+        let mut above = 0i128;
+        for (&n, &stride) in self.shape.iter().zip(self.strides) {
+            let reach = (n as i128 - 1) * stride as i128 * size;
+            if reach < 0 {
+                below += reach;
+            } else {
+                above += reach;
+            }
+        }
+        let first = self.byte_offset as i128 + below;
+        let last = self.byte_offset as i128 + above + size;
+        Some((usize::try_from(first).ok()?, usize::try_from(last).ok()?))
+    }
+}
+
+/// A device plugin in Rust terms. Implement it, then export it with
+/// [`crate::export_plugin!`]; the macro builds the C function table, turns
+/// every `Err` into an ABI error object and every panic into an
+/// `Internal` error carrying the panic message.
+///
+/// Devices are named by index (below [`Plugin::device_count`], checked by
+/// the helper before any method sees it). Buffers, streams and events are
+/// the plugin's own types: the helper boxes them into opaque handles and
+/// drops them when the host frees, destroys or shuts down. Methods that
+/// take a stream may return before the work completes, except
+/// `copy_to_host`, which returns once the bytes are in `dst`.
+pub trait Plugin: Sized + Send + Sync + 'static {
+    type Buffer: Send + Sync + 'static;
+    type Stream: Send + Sync + 'static;
+    type Event: Send + Sync + 'static;
+
+    /// Creates the plugin instance. Return an `Unavailable` error when the
+    /// hardware is simply absent.
+    fn initialize(args: &InitArgs<'_>) -> Result<Self>;
+
+    /// Number of devices; must not change afterwards.
+    fn device_count(&self) -> usize;
+
+    /// Queried once per device and cached until shutdown.
+    fn properties(&self, device: usize) -> Result<Properties>;
+
+    /// Queried once per device and cached until shutdown.
+    fn capabilities(&self, device: usize) -> Result<Vec<(String, AttrValue)>>;
+
+    /// Whether `op` is implemented for `dtype` (see `Op::support_dtype`).
+    fn supports(&self, device: usize, op: OpCode, dtype: DType) -> bool;
+
+    /// The memory kinds `allocate` accepts.
+    fn memory_kinds(&self, _device: usize) -> Vec<MemoryKind> {
+        vec![MemoryKind::Device]
+    }
+
+    /// At least 256-byte aligned; an `OutOfMemory` error when it does not fit.
+    fn allocate(&self, device: usize, bytes: usize, kind: MemoryKind) -> Result<Self::Buffer>;
+
+    fn memory_stats(&self, device: usize) -> Result<MemoryStats>;
+
+    fn create_stream(&self, device: usize) -> Result<Self::Stream>;
+
+    fn synchronize_stream(&self, stream: &Self::Stream) -> Result<()>;
+
+    /// Waits for every stream of the device.
+    fn synchronize(&self, device: usize) -> Result<()>;
+
+    fn record_event(&self, stream: &Self::Stream) -> Result<Self::Event>;
+
+    fn wait_event(&self, stream: &Self::Stream, event: &Self::Event) -> Result<()>;
+
+    fn query_event(&self, event: &Self::Event) -> Result<bool>;
+
+    fn synchronize_event(&self, event: &Self::Event) -> Result<()>;
+
+    fn copy_from_host(&self, stream: &Self::Stream, src: &[u8], dst: &Self::Buffer, dst_offset: usize) -> Result<()>;
+
+    fn copy_to_host(&self, stream: &Self::Stream, src: &Self::Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()>;
+
+    fn copy_between(
+        &self,
+        stream: &Self::Stream,
+        src: &Self::Buffer,
+        src_offset: usize,
+        dst: &Self::Buffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()>;
+
+    fn fill(&self, stream: &Self::Stream, dst: &Self::Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()>;
+
+    /// Runs one op. Operands are views of buffers of this plugin (possibly
+    /// of several of its devices; refusing those is up to the plugin).
+    fn execute(&self, stream: &Self::Stream, op: &Op<'_, PluginTensor<'_, Self::Buffer>>) -> Result<()>;
+}
