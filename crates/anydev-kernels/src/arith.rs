@@ -9,6 +9,7 @@
 //! and `floor_divide` are NumPy's `divmod`, `round` is half-to-even.
 
 use crate::element::{Compute, Element, Float};
+use std::fmt::Debug;
 
 /// Arithmetic shared by integers and floats.
 pub(crate) trait Num: Element {
@@ -259,3 +260,47 @@ macro_rules! float_num {
 }
 
 float_num!(f32, f64, half::f16, half::bf16);
+
+/// Accumulation for sums, products and scans: integers wrap in their own
+/// type, f32/f64 accumulate in themselves, f16/bf16 in f32 (rounded once
+/// at the end).
+pub(crate) trait Accum: Element {
+    type A: Copy + Send + Sync + Default + Debug;
+    fn lift(self) -> Self::A;
+    fn lower(a: Self::A) -> Self;
+    fn acc_add(a: Self::A, b: Self::A) -> Self::A;
+    fn acc_mul(a: Self::A, b: Self::A) -> Self::A;
+    fn acc_one() -> Self::A;
+}
+
+macro_rules! accum {
+    ($($t:ty => $a:ty, lift: $lift:expr, lower: $lower:expr, add: $add:expr, mul: $mul:expr;)*) => {$(
+        impl Accum for $t {
+            type A = $a;
+            #[inline(always)]
+            fn lift(self) -> $a { $lift(self) }
+            #[inline(always)]
+            fn lower(a: $a) -> Self { $lower(a) }
+            #[inline(always)]
+            fn acc_add(a: $a, b: $a) -> $a { $add(a, b) }
+            #[inline(always)]
+            fn acc_mul(a: $a, b: $a) -> $a { $mul(a, b) }
+            #[inline(always)]
+            fn acc_one() -> $a { 1 as $a }
+        }
+    )*};
+}
+
+macro_rules! accum_int {
+    ($($t:ty),*) => {
+        accum! {$($t => $t, lift: |x| x, lower: |a| a, add: <$t>::wrapping_add, mul: <$t>::wrapping_mul;)*}
+    };
+}
+
+accum_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+accum! {
+    f32 => f32, lift: |x| x, lower: |a| a, add: |a, b| a + b, mul: |a, b| a * b;
+    f64 => f64, lift: |x| x, lower: |a| a, add: |a, b| a + b, mul: |a, b| a * b;
+    half::f16 => f32, lift: half::f16::to_f32, lower: half::f16::from_f32, add: |a, b| a + b, mul: |a, b| a * b;
+    half::bf16 => f32, lift: half::bf16::to_f32, lower: half::bf16::from_f32, add: |a, b| a + b, mul: |a, b| a * b;
+}

@@ -14,6 +14,10 @@ use std::fmt::Debug;
 pub(crate) trait Element: Copy + Default + PartialEq + PartialOrd + Send + Sync + Debug + 'static {
     const DTYPE: DType;
     const IS_FLOAT: bool;
+    /// The least and greatest values (infinities for floats): the
+    /// identities of `max` and `min`.
+    const LOWEST: Self;
+    const HIGHEST: Self;
     /// The value of a scalar of this dtype, `None` for another dtype.
     fn from_scalar(s: Scalar) -> Option<Self>;
     /// Exact value of a bool or integer (floats: truncated, saturated).
@@ -50,6 +54,8 @@ pub(crate) fn cast<S: Element, D: Element>(x: S) -> D {
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
     const IS_FLOAT: bool = false;
+    const LOWEST: Self = false;
+    const HIGHEST: Self = true;
     fn from_scalar(s: Scalar) -> Option<Self> {
         match s {
             Scalar::Bool(v) => Some(v),
@@ -79,6 +85,8 @@ macro_rules! int_element {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
             const IS_FLOAT: bool = false;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
             fn from_scalar(s: Scalar) -> Option<Self> {
                 match s {
                     Scalar::$d(v) => Some(v),
@@ -179,6 +187,8 @@ macro_rules! float_element {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
             const IS_FLOAT: bool = true;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const HIGHEST: Self = <$t>::INFINITY;
             fn from_scalar(s: Scalar) -> Option<Self> {
                 match s {
                     Scalar::$d(v) => Some(v),

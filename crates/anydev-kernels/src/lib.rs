@@ -17,8 +17,15 @@ mod create;
 mod dispatch;
 mod element;
 mod error;
+mod index;
 mod iter;
 mod map;
+mod matmul;
+pub mod philox;
+mod random;
+mod reduce;
+mod scan;
+mod sort;
 mod tensor;
 mod unary;
 
@@ -55,7 +62,35 @@ pub unsafe fn execute(op: &Op<'_, HostTensor<'_>>) -> Result<(), KernelError> {
             Op::Copy { x, out } => cast::copy(x, out),
             Op::Fill { out, value } => cast::fill(out, *value),
             Op::Arange { out, start, step } => create::arange(out, *start, *step),
-            _ => Err(KernelError::Unsupported { op: code, dtype }),
+            Op::Reduce { op, x, axes, out } => reduce::reduce(*op, x, axes, out),
+            Op::Scan { op, x, axis, out } => scan::scan(*op, x, *axis, out),
+            Op::Random {
+                out,
+                dist,
+                seed,
+                counter,
+            } => random::random(out, *dist, *seed, *counter),
+            Op::Take { x, indices, axis, out } => index::take(x, indices, *axis, out),
+            Op::Matmul { a, b, out } => matmul::matmul(a, b, out),
+            Op::Sort {
+                x,
+                axis,
+                descending,
+                out,
+            } => sort::sort::<false>(x, *axis, *descending, out),
+            Op::Argsort {
+                x,
+                axis,
+                descending,
+                out,
+            } => sort::sort::<true>(x, *axis, *descending, out),
+            Op::SearchSorted {
+                sorted,
+                values,
+                right,
+                out,
+            } => sort::searchsorted(sorted, values, *right, out),
+            Op::Nonzero { x, out } => index::nonzero(x, out),
         }
     }
 }

@@ -1,0 +1,157 @@
+//! Indexing: `take` (gather along an axis) and `nonzero`.
+
+use crate::dispatch::{with_any, with_size};
+use crate::element::Element;
+use crate::error::{invalid, KernelError};
+use crate::iter::{for_each_row, Space, GRAIN_CHEAP};
+use crate::tensor::HostTensor;
+use anydev_ops::DType;
+
+/// `out = take(x, indices, axis)`. Indices in `[-len, len)` are accepted
+/// (negatives count from the end); others are rejected before anything
+/// is written, so a bad index can never read outside `x`.
+///
+/// # Safety
+/// As for [`crate::execute`].
+pub(crate) unsafe fn take(
+    x: &HostTensor,
+    indices: &HostTensor,
+    axis: usize,
+    out: &HostTensor,
+) -> Result<(), KernelError> {
+    x.validate("x")?;
+    let count = indices.expect("indices", DType::I64)?;
+    out.expect("output", x.dtype)?;
+    if indices.ndim() != 1 {
+        return invalid(format!("take needs 1-D indices, got {} dims", indices.ndim()));
+    }
+    let nd = x.ndim();
+    if axis >= nd || out.ndim() != nd {
+        return invalid(format!(
+            "take: axis {axis} / output rank {} for a {nd}-d input",
+            out.ndim()
+        ));
+    }
+    for d in 0..nd {
+        let want = if d == axis { count } else { x.shape[d] };
+        if out.shape[d] != want {
+            return invalid(format!(
+                "take: output shape {:?} for input {:?} and {count} indices",
+                out.shape, x.shape
+            ));
+        }
+    }
+    let size = x.dtype.size() as isize;
+    let len = x.shape[axis] as i64;
+    // Byte offsets along the axis, checked.
+    let mut offs = Vec::with_capacity(count);
+    for i in 0..count as isize {
+        // SAFETY: i < count elements of the caller's valid index array.
+        let v = unsafe { *(indices.data as *const i64).wrapping_offset(i * indices.strides[0]) };
+        let v = if v < 0 { v + len } else { v };
+        if !(0..len).contains(&v) {
+            return invalid(format!("take: index {v} out of range for axis of length {len}"));
+        }
+        offs.push(v as isize * x.strides[axis] * size);
+    }
+    if count == 0 {
+        return Ok(());
+    }
+    let without = |v: &[isize]| -> Vec<isize> { v.iter().enumerate().filter(|p| p.0 != axis).map(|p| *p.1).collect() };
+    let shape: Vec<usize> = x
+        .shape
+        .iter()
+        .enumerate()
+        .filter(|p| p.0 != axis)
+        .map(|p| *p.1)
+        .collect();
+    let lanes = Space::new(&shape, [&without(x.strides), &without(out.strides)], [size as usize; 2])?;
+    let os = out.strides[axis] * size;
+    let offs = &offs;
+    let grain = (GRAIN_CHEAP / count).max(1);
+    with_size!(size, |T| {
+        // SAFETY: offsets were range-checked; the caller guarantees the
+        // layouts; each task writes its own lanes.
+        unsafe {
+            for_each_row(&lanes, [x.data, out.data], grain, |_, len, p, s| {
+                if s[0] == size && s[1] == size {
+                    for (j, &off) in offs.iter().enumerate() {
+                        let src = p[0].wrapping_offset(off) as *const T;
+                        let dst = p[1].wrapping_offset(j as isize * os) as *mut T;
+                        std::ptr::copy_nonoverlapping(src, dst, len);
+                    }
+                } else {
+                    for l in 0..len as isize {
+                        let (px, po) = (p[0].wrapping_offset(l * s[0]), p[1].wrapping_offset(l * s[1]));
+                        for (j, &off) in offs.iter().enumerate() {
+                            *(po.wrapping_offset(j as isize * os) as *mut T) = *(px.wrapping_offset(off) as *const T);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    Ok(())
+}
+
+/// Row-major coordinates of the non-zero elements of `x` into `out`
+/// (`i64`, `[count, ndim]`, `count` computed by the caller and checked).
+///
+/// # Safety
+/// As for [`crate::execute`].
+pub(crate) unsafe fn nonzero(x: &HostTensor, out: &HostTensor) -> Result<(), KernelError> {
+    let n = x.validate("x")?;
+    out.expect("output", DType::I64)?;
+    let nd = x.ndim();
+    if out.ndim() != 2 || out.shape[1] != nd {
+        return invalid(format!("nonzero output must be [count, {nd}], got {:?}", out.shape));
+    }
+    let count = out.shape[0];
+    // SAFETY: forwarded from the caller.
+    let found = with_any!(x.dtype, |T| unsafe { nonzero_typed::<T>(x, n, out, count) });
+    if found != count {
+        return invalid(format!(
+            "nonzero: output has room for {count} coordinates but x has {found} non-zeros"
+        ));
+    }
+    Ok(())
+}
+
+/// Writes coordinates while they fit; returns how many non-zeros exist
+/// (counting stops one past `count`).
+///
+/// # Safety
+/// As for [`crate::execute`]; layouts validated by the caller.
+unsafe fn nonzero_typed<T: Element>(x: &HostTensor, n: usize, out: &HostTensor, count: usize) -> usize {
+    let nd = x.ndim();
+    let size = std::mem::size_of::<T>() as isize;
+    let mut idx = vec![0usize; nd];
+    let mut off = 0isize;
+    let mut found = 0usize;
+    for _ in 0..n {
+        // SAFETY: `off` is the offset of the current index inside `x`.
+        let v = unsafe { *(x.data.wrapping_offset(off * size) as *const T) };
+        if v != T::default() {
+            if found == count {
+                return found + 1;
+            }
+            for (d, &i) in idx.iter().enumerate() {
+                let q = (out.data as *mut i64)
+                    .wrapping_offset(found as isize * out.strides[0] + d as isize * out.strides[1]);
+                // SAFETY: found < count rows and d < ndim columns of the valid output.
+                unsafe { *q = i as i64 };
+            }
+            found += 1;
+        }
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            off += x.strides[d];
+            if idx[d] < x.shape[d] {
+                break;
+            }
+            off -= x.strides[d] * x.shape[d] as isize;
+            idx[d] = 0;
+        }
+    }
+    found
+}
