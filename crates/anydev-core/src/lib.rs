@@ -12,6 +12,7 @@ pub mod capability;
 mod device;
 mod error;
 pub mod memory;
+pub mod plugin;
 pub mod random;
 pub mod runtime;
 mod scope;

@@ -53,11 +53,19 @@ impl BackendProvider {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum BackendStatus {
-    Available { devices: usize },
-    Unavailable { reason: String },
-    Failed { reason: String },
+    Available {
+        devices: usize,
+    },
+    Unavailable {
+        reason: String,
+    },
+    Failed {
+        reason: String,
+    },
     /// Not loaded because `ANYDEV_BACKENDS` leaves it out.
-    Disabled { reason: String },
+    Disabled {
+        reason: String,
+    },
 }
 
 impl BackendStatus {
@@ -125,10 +133,14 @@ pub struct RuntimeConfig {
     pub default_device: Option<String>,
     /// `ANYDEV_BACKENDS`: the only backends to load, when set.
     pub backends: Option<Vec<String>>,
+    /// Where [`Runtime::with_plugins`] looks for plugins
+    /// (`ANYDEV_PLUGIN_PATH`, the XDG data dirs, `ANYDEV_PLUGINS`).
+    pub plugins: crate::plugin::PluginConfig,
 }
 
 impl RuntimeConfig {
-    /// Reads `ANYDEV_DEVICE` and `ANYDEV_BACKENDS`. Empty values count as unset.
+    /// Reads `ANYDEV_DEVICE`, `ANYDEV_BACKENDS` and the plugin settings
+    /// ([`crate::plugin::PluginConfig::from_env`]). Empty values count as unset.
     pub fn from_env() -> RuntimeConfig {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         RuntimeConfig {
@@ -139,6 +151,7 @@ impl RuntimeConfig {
                     .filter(|s| !s.is_empty())
                     .collect()
             }),
+            plugins: crate::plugin::PluginConfig::from_env(),
         }
     }
 }
@@ -154,11 +167,24 @@ pub struct Runtime {
 static GLOBAL: OnceLock<Runtime> = OnceLock::new();
 
 impl Runtime {
-    /// The process-wide runtime, built on first call from `providers` and
-    /// the environment. Later calls return the same runtime and ignore
-    /// their argument.
+    /// The process-wide runtime, built on first call from `providers`, the
+    /// plugins the environment names, and the environment's settings.
+    /// Later calls return the same runtime and ignore their argument.
     pub fn global(providers: impl FnOnce() -> Vec<BackendProvider>) -> &'static Runtime {
-        GLOBAL.get_or_init(|| Runtime::new(providers(), RuntimeConfig::from_env()))
+        GLOBAL.get_or_init(|| Runtime::with_plugins(providers(), RuntimeConfig::from_env()))
+    }
+
+    /// Builds a runtime from the built-in `providers` followed by the
+    /// plugins `config.plugins` discovers. Discovery problems that belong
+    /// to no plugin name are kept in [`Runtime::problems`].
+    pub fn with_plugins(mut providers: Vec<BackendProvider>, config: RuntimeConfig) -> Runtime {
+        let reserved: Vec<String> = providers.iter().map(|p| p.name.clone()).collect();
+        let discovery = crate::plugin::discover(&config.plugins, &reserved);
+        let problems = discovery.problems.clone();
+        providers.extend(crate::plugin::providers(discovery));
+        let mut runtime = Runtime::new(providers, config);
+        runtime.problems.extend(problems);
+        runtime
     }
 
     /// Builds a runtime: initialises each provider that `config` allows,
@@ -179,7 +205,13 @@ impl Runtime {
         let mut backends: Vec<BackendRecord> = Vec::with_capacity(providers.len());
         for provider in providers {
             let record = if backends.iter().any(|b| b.name == provider.name) {
-                failed_record(&provider, format!("duplicate backend name {:?}: another backend already declares it", provider.name))
+                failed_record(
+                    &provider,
+                    format!(
+                        "duplicate backend name {:?}: another backend already declares it",
+                        provider.name
+                    ),
+                )
             } else if let Some(allowed) = config.backends.as_ref().filter(|a| !a.contains(&provider.name)) {
                 BackendRecord {
                     name: provider.name.clone(),
@@ -294,7 +326,11 @@ impl Runtime {
         };
         let Some(backend) = &record.backend else {
             let reason = record.status.reason().unwrap_or("not initialised");
-            return Err(unavailable(format!("backend {} is {}: {reason}", record.name, record.status.label())));
+            return Err(unavailable(format!(
+                "backend {} is {}: {reason}",
+                record.name,
+                record.status.label()
+            )));
         };
         let count = backend.device_count();
         if device.index() >= count {

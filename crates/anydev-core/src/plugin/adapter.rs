@@ -1,0 +1,516 @@
+//! A loaded plugin as an ordinary [`Backend`].
+//!
+//! Buffers, streams and events wrap the plugin's handles and give them
+//! back through the table when dropped; each holds the [`Instance`], so the
+//! plugin is shut down only after the last of them. Errors from the plugin
+//! become the core's [`Error`]s: unimplemented ops are `Unsupported`, out
+//! of memory is `OutOfMemory` with the device's accounting, the rest
+//! `Plugin` errors naming the plugin and its library.
+
+use super::instance::{CallError, Instance};
+use crate::backend::{check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use crate::capability::{keys, CapValue, Capabilities};
+use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
+use crate::stream::{Event, Stream};
+use crate::{DType, Device, DeviceKind, Error, Result};
+use anydev_ops::{Op, OpCode, TensorDType};
+use anydev_plugin::{codec, ErrorCode};
+use anydev_plugin_abi::*;
+use std::any::Any;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Who the plugin is, for error messages.
+#[derive(Clone, Debug)]
+pub struct Identity {
+    pub name: String,
+    pub library: PathBuf,
+}
+
+struct Shared {
+    instance: Instance,
+    identity: Identity,
+}
+
+/// One allocation of a plugin device.
+struct PluginBuffer {
+    handle: *mut AnydevBuffer,
+    shared: Arc<Shared>,
+}
+
+/// A plugin stream (NULL when the plugin has no stream calls).
+struct PluginStream {
+    handle: *mut AnydevStream,
+    shared: Arc<Shared>,
+}
+
+struct PluginEvent {
+    handle: *mut AnydevEvent,
+    shared: Arc<Shared>,
+}
+
+// SAFETY: the handles are plugin objects that the ABI lets any thread use;
+// the values only carry them.
+unsafe impl Send for PluginBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for PluginBuffer {}
+// SAFETY: as above.
+unsafe impl Send for PluginStream {}
+// SAFETY: as above.
+unsafe impl Sync for PluginStream {}
+// SAFETY: as above.
+unsafe impl Send for PluginEvent {}
+// SAFETY: as above.
+unsafe impl Sync for PluginEvent {}
+
+impl Allocation for PluginBuffer {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+// Destruction failures have nobody to report to; the handles are gone either way.
+impl Drop for PluginBuffer {
+    fn drop(&mut self) {
+        let _ = self.shared.instance.free(self.handle);
+    }
+}
+
+impl Drop for PluginStream {
+    fn drop(&mut self) {
+        if !self.handle.is_null() {
+            let _ = self.shared.instance.stream_destroy(self.handle);
+        }
+    }
+}
+
+impl Drop for PluginEvent {
+    fn drop(&mut self) {
+        let _ = self.shared.instance.event_destroy(self.handle);
+    }
+}
+
+/// The backend over one initialised plugin.
+pub struct PluginBackend {
+    shared: Arc<Shared>,
+    kind: DeviceKind,
+    default_streams: Vec<Stream>,
+}
+
+fn memory_kind_code(kind: MemoryKind) -> u32 {
+    match kind {
+        MemoryKind::Device => ANYDEV_MEMORY_DEVICE,
+        MemoryKind::HostPinned => ANYDEV_MEMORY_HOST_PINNED,
+        MemoryKind::Managed => ANYDEV_MEMORY_MANAGED,
+        MemoryKind::System => ANYDEV_MEMORY_SYSTEM,
+    }
+}
+
+const MEMORY_KINDS: [MemoryKind; 4] = [
+    MemoryKind::Device,
+    MemoryKind::HostPinned,
+    MemoryKind::Managed,
+    MemoryKind::System,
+];
+
+impl PluginBackend {
+    /// Wraps an initialised instance; creates one default stream per device.
+    pub fn new(instance: Instance, identity: Identity) -> Result<PluginBackend> {
+        let kind = DeviceKind::parse(&identity.name)?;
+        let shared = Arc::new(Shared { instance, identity });
+        let mut backend = PluginBackend {
+            shared,
+            kind,
+            default_streams: Vec::new(),
+        };
+        for index in 0..backend.device_count() {
+            let stream = backend.new_stream(index)?;
+            backend.default_streams.push(stream);
+        }
+        Ok(backend)
+    }
+
+    fn device(&self, index: usize) -> Device {
+        Device::new(self.kind, index)
+    }
+
+    fn instance(&self) -> &Instance {
+        &self.shared.instance
+    }
+
+    /// A plugin failure as an error naming the plugin and its library.
+    fn plugin_error(&self, e: CallError) -> Error {
+        let id = &self.shared.identity;
+        let message = match e.code {
+            ErrorCode::Unimplemented => e.message,
+            code => format!("{} failed ({}): {}", e.call, code.name(), e.message),
+        };
+        Error::Plugin {
+            name: id.name.clone(),
+            path: id.library.display().to_string(),
+            message,
+        }
+    }
+
+    /// Translates a call error that is not about a particular op.
+    fn error(&self, e: CallError) -> Error {
+        match e.code {
+            ErrorCode::InvalidArgument => Error::invalid_argument(e.call, e.message),
+            _ => self.plugin_error(e),
+        }
+    }
+
+    fn check_index(&self, index: usize) -> Result<()> {
+        if index < self.device_count() {
+            Ok(())
+        } else {
+            Err(Error::DeviceUnavailable {
+                device: self.device(index).to_string(),
+                reason: format!(
+                    "plugin {} has {} device(s)",
+                    self.shared.identity.name,
+                    self.device_count()
+                ),
+                available: (0..self.device_count()).map(|i| self.device(i)).collect(),
+            })
+        }
+    }
+
+    fn new_stream(&self, index: usize) -> Result<Stream> {
+        self.check_index(index)?;
+        let handle = self.instance().stream_create(index).map_err(|e| self.error(e))?;
+        let stream = PluginStream {
+            handle,
+            shared: Arc::clone(&self.shared),
+        };
+        Ok(Stream::new(self.device(index), Arc::new(stream)))
+    }
+
+    /// The plugin handle behind a stream of this backend.
+    fn stream<'a>(&self, stream: &'a Stream) -> Result<&'a PluginStream> {
+        stream
+            .downcast::<PluginStream>()
+            .filter(|s| Arc::ptr_eq(&s.shared, &self.shared))
+            .ok_or_else(|| {
+                Error::backend(
+                    &self.shared.identity.name,
+                    format!("{stream:?} is not a stream of this plugin"),
+                )
+            })
+    }
+
+    fn event<'a>(&self, event: &'a Event) -> Result<&'a PluginEvent> {
+        event
+            .downcast::<PluginEvent>()
+            .filter(|e| Arc::ptr_eq(&e.shared, &self.shared))
+            .ok_or_else(|| {
+                Error::backend(
+                    &self.shared.identity.name,
+                    format!("{event:?} is not an event of this plugin"),
+                )
+            })
+    }
+
+    fn buffer(&self, buffer: &Buffer) -> Result<*mut AnydevBuffer> {
+        buffer
+            .downcast::<PluginBuffer>()
+            .filter(|b| Arc::ptr_eq(&b.shared, &self.shared))
+            .map(|b| b.handle)
+            .ok_or_else(|| {
+                Error::backend(
+                    &self.shared.identity.name,
+                    format!("{buffer:?} was not allocated by this plugin"),
+                )
+            })
+    }
+
+    fn out_of_memory(&self, index: usize, requested: usize) -> Error {
+        let stats = self.memory_stats(index).unwrap_or_default();
+        Error::OutOfMemory {
+            device: self.device(index),
+            requested,
+            in_use: stats.in_use,
+            limit: stats.limit,
+        }
+    }
+
+    /// Capabilities as the plugin reports them, with `dtypes` and
+    /// `peer_devices` turned from codes into names.
+    fn plugin_capabilities(&self, index: usize) -> Result<Capabilities> {
+        let mut caps = Capabilities::new();
+        let kind = self.kind;
+        let attrs = self
+            .instance()
+            .capabilities(index, |name, a, list, text| {
+                let value = match a.kind {
+                    ANYDEV_ATTR_BOOL => Some(CapValue::Bool(a.int_value != 0)),
+                    ANYDEV_ATTR_I64 => Some(CapValue::I64(a.int_value)),
+                    ANYDEV_ATTR_F64 => Some(CapValue::F64(a.float_value)),
+                    ANYDEV_ATTR_STRING => Some(CapValue::Str(text)),
+                    ANYDEV_ATTR_I64_LIST if name == keys::PEER_DEVICES => Some(CapValue::StrList(
+                        list.iter()
+                            .map(|&i| Device::new(kind, i as usize).to_string())
+                            .collect(),
+                    )),
+                    ANYDEV_ATTR_I64_LIST => Some(CapValue::IntList(list.to_vec())),
+                    _ => None, // a kind from a newer minor version
+                };
+                (name.to_owned(), value)
+            })
+            .map_err(|e| self.error(e))?;
+        for (name, value) in attrs {
+            match value {
+                Some(CapValue::IntList(codes)) if name == keys::DTYPES => {
+                    let dtypes: Vec<DType> = codes.iter().filter_map(|&c| DType::from_code(c as u32)).collect();
+                    caps.set_dtypes(&dtypes);
+                }
+                Some(value) => {
+                    caps.set(name, value);
+                }
+                None => {}
+            }
+        }
+        Ok(caps)
+    }
+}
+
+impl Backend for PluginBackend {
+    fn name(&self) -> &str {
+        &self.shared.identity.name
+    }
+
+    fn device_count(&self) -> usize {
+        self.instance().device_count()
+    }
+
+    fn properties(&self, index: usize) -> Result<DeviceProperties> {
+        self.check_index(index)?;
+        let raw = self.instance().properties(index).map_err(|e| self.error(e))?;
+        let [name, vendor, driver, version] = Instance::property_strings(&raw);
+        Ok(DeviceProperties {
+            name,
+            vendor,
+            memory_bytes: raw.memory_bytes,
+            driver,
+            version,
+        })
+    }
+
+    fn capabilities(&self, index: usize) -> Result<Capabilities> {
+        self.check_index(index)?;
+        let mut caps = self.plugin_capabilities(index)?;
+        // Standard keys the plugin left out get their conservative value.
+        if caps.get(keys::DTYPES).is_none() {
+            let dtypes: Vec<DType> = DType::ALL
+                .into_iter()
+                .filter(|&d| self.supports(index, OpCode::Copy, d))
+                .collect();
+            caps.set_dtypes(&dtypes);
+        }
+        for key in [
+            keys::PAGEABLE_MEMORY_ACCESS,
+            keys::MANAGED_MEMORY,
+            keys::CONCURRENT_MANAGED_ACCESS,
+            keys::HOST_ACCESSIBLE_MEMORY,
+            keys::ASYNC_EXECUTION,
+        ] {
+            if caps.get(key).is_none() {
+                caps.set(key, CapValue::Bool(false));
+            }
+        }
+        if caps.get(keys::PEER_DEVICES).is_none() {
+            caps.set(keys::PEER_DEVICES, CapValue::StrList(Vec::new()));
+        }
+        if caps.get(keys::COMPUTE_UNITS).is_none() {
+            caps.set(keys::COMPUTE_UNITS, CapValue::I64(1));
+        }
+        if caps.get(keys::MAX_ALLOCATION_BYTES).is_none() {
+            let memory = self.properties(index).map_or(0, |p| p.memory_bytes);
+            caps.set(
+                keys::MAX_ALLOCATION_BYTES,
+                CapValue::I64(memory.min(i64::MAX as u64) as i64),
+            );
+        }
+        let version = self.instance().version();
+        caps.set(
+            "plugin.abi_version",
+            CapValue::Str(format!("{}.{}", version.major, version.minor)),
+        );
+        caps.set(
+            "plugin.library",
+            CapValue::Str(self.shared.identity.library.display().to_string()),
+        );
+        Ok(caps)
+    }
+
+    fn supports(&self, index: usize, op: OpCode, dtype: DType) -> bool {
+        index < self.device_count()
+            && self
+                .instance()
+                .op_supported(index, op.code(), dtype.code())
+                .unwrap_or(false)
+    }
+
+    fn memory_kinds(&self, index: usize) -> Vec<MemoryKind> {
+        if index >= self.device_count() {
+            return Vec::new();
+        }
+        match self.instance().memory_kinds(index) {
+            Ok(mask) => MEMORY_KINDS
+                .into_iter()
+                .filter(|&k| mask & (1 << memory_kind_code(k)) != 0)
+                .collect(),
+            Err(_) => vec![MemoryKind::Device],
+        }
+    }
+
+    fn allocate(&self, index: usize, bytes: usize, kind: MemoryKind) -> Result<Box<dyn Allocation>> {
+        self.check_index(index)?;
+        match self.instance().allocate(index, bytes, memory_kind_code(kind)) {
+            Ok(handle) if !handle.is_null() => Ok(Box::new(PluginBuffer {
+                handle,
+                shared: Arc::clone(&self.shared),
+            })),
+            Ok(_) => Err(self.plugin_error(CallError {
+                call: "allocate",
+                code: ErrorCode::Internal,
+                message: "returned success but no buffer".into(),
+            })),
+            Err(e) if e.code == ErrorCode::OutOfMemory => Err(self.out_of_memory(index, bytes)),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    fn memory_stats(&self, index: usize) -> Result<MemoryStats> {
+        self.check_index(index)?;
+        let raw = self.instance().memory_stats(index).map_err(|e| self.error(e))?;
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        Ok(MemoryStats {
+            in_use: size(raw.in_use),
+            peak: size(raw.peak),
+            allocations: size(raw.allocations),
+            limit: (raw.limit != ANYDEV_NO_LIMIT).then(|| size(raw.limit)),
+        })
+    }
+
+    fn default_stream(&self, index: usize) -> Result<Stream> {
+        self.check_index(index)?;
+        Ok(self.default_streams[index].clone())
+    }
+
+    fn create_stream(&self, index: usize) -> Result<Stream> {
+        self.new_stream(index)
+    }
+
+    fn record_event(&self, stream: &Stream) -> Result<Event> {
+        let s = self.stream(stream)?;
+        let handle = self.instance().event_record(s.handle).map_err(|e| self.error(e))?;
+        let event = PluginEvent {
+            handle,
+            shared: Arc::clone(&self.shared),
+        };
+        Ok(Event::new(stream.device(), Arc::new(event)))
+    }
+
+    fn wait_event(&self, stream: &Stream, event: &Event) -> Result<()> {
+        let (s, e) = (self.stream(stream)?, self.event(event)?);
+        self.instance()
+            .event_wait(s.handle, e.handle)
+            .map_err(|e| self.error(e))
+    }
+
+    fn query_event(&self, event: &Event) -> Result<bool> {
+        let e = self.event(event)?;
+        self.instance().event_query(e.handle).map_err(|e| self.error(e))
+    }
+
+    fn synchronize_event(&self, event: &Event) -> Result<()> {
+        let e = self.event(event)?;
+        self.instance().event_synchronize(e.handle).map_err(|e| self.error(e))
+    }
+
+    fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
+        let s = self.stream(stream)?;
+        self.instance().stream_synchronize(s.handle).map_err(|e| self.error(e))
+    }
+
+    fn synchronize(&self, index: usize) -> Result<()> {
+        self.check_index(index)?;
+        self.instance().device_synchronize(index).map_err(|e| self.error(e))
+    }
+
+    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
+        let s = self.stream(stream)?;
+        check_range("copy_from_host", dst, dst_offset, src.len())?;
+        let dst = self.buffer(dst)?;
+        self.instance()
+            .copy_host_to_device(s.handle, src, dst, dst_offset)
+            .map_err(|e| self.error(e))
+    }
+
+    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
+        let s = self.stream(stream)?;
+        check_range("copy_to_host", src, src_offset, dst.len())?;
+        let src = self.buffer(src)?;
+        self.instance()
+            .copy_device_to_host(s.handle, src, src_offset, dst)
+            .map_err(|e| self.error(e))
+    }
+
+    fn copy_between(
+        &self,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &Buffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        let s = self.stream(stream)?;
+        check_range("copy_between", src, src_offset, len)?;
+        check_range("copy_between", dst, dst_offset, len)?;
+        let (src, dst) = (self.buffer(src)?, self.buffer(dst)?);
+        self.instance()
+            .copy_device_to_device(s.handle, src, src_offset, dst, dst_offset, len)
+            .map_err(|e| self.error(e))
+    }
+
+    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        let s = self.stream(stream)?;
+        if pattern.is_empty() || len % pattern.len() != 0 {
+            return Err(Error::invalid_argument(
+                "fill",
+                format!("{len} bytes is not a whole number of {}-byte patterns", pattern.len()),
+            ));
+        }
+        check_range("fill", dst, offset, len)?;
+        let dst = self.buffer(dst)?;
+        self.instance()
+            .fill(s.handle, dst, offset, len, pattern)
+            .map_err(|e| self.error(e))
+    }
+
+    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+        let s = self.stream(stream)?;
+        check_operands(op)?;
+        let unsupported = || Error::Unsupported {
+            op: op.code().name().to_owned(),
+            dtype: op.support_dtype(),
+            device: stream.device(),
+        };
+        if !self.supports(stream.device().index(), op.code(), op.support_dtype()) {
+            return Err(unsupported());
+        }
+        let handles = op.try_map(|t| self.buffer(t.buffer).map(|h| (h, *t)))?;
+        let result = codec::encode(
+            &handles,
+            |(h, t)| codec::tensor(*h, t.offset, t.dtype(), t.shape, t.strides),
+            |call| self.instance().execute(s.handle, call),
+        );
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) if e.code == ErrorCode::Unimplemented => Err(unsupported()),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+}

@@ -1,0 +1,432 @@
+//! An initialised plugin: its table, its context and device handles, and
+//! one safe method per ABI call.
+//!
+//! This module and `library.rs` are the only places that call into plugin
+//! code. Every call goes through [`Instance::call`], which treats a NULL
+//! function pointer (or one beyond the plugin's table) as unimplemented,
+//! turns an error object into a [`CallError`] and frees it, and catches
+//! panics raised on our side of the call. A panic inside a plugin cannot
+//! be caught here: unwinding out of an `extern "C"` function aborts the
+//! process, which is why the Rust helper crate catches panics inside the
+//! plugin and returns them as `INTERNAL` errors.
+
+use super::library::Table;
+use anydev_plugin::ErrorCode;
+use anydev_plugin_abi::*;
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+/// A failed call: which one, the plugin's error code, and its message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallError {
+    pub call: &'static str,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+/// An initialised plugin instance; shut down when dropped (after every
+/// buffer, stream and event, which hold it through an `Arc`).
+pub struct Instance {
+    table: Table,
+    context: *mut AnydevContext,
+    devices: Vec<*mut AnydevDevice>,
+}
+
+// SAFETY: the ABI requires plugins to accept every call from any thread,
+// concurrently; the raw pointers are handles owned by this instance.
+unsafe impl Send for Instance {}
+// SAFETY: as above.
+unsafe impl Sync for Instance {}
+
+/// Reads a plugin-owned string; NULL reads as empty.
+fn plugin_str(s: *const c_char) -> String {
+    if s.is_null() {
+        return String::new();
+    }
+    // SAFETY: non-NULL strings the plugin returns are NUL-terminated and
+    // valid until the error is destroyed or the context shut down, which
+    // happens after this copy.
+    unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+}
+
+impl Instance {
+    /// Calls `initialize` and fetches the device handles. `Err` carries
+    /// the error and whether the plugin said it is merely unavailable.
+    pub fn initialize(table: Table, name: &str, options_json: &str) -> Result<Instance, CallError> {
+        let mut instance = Instance {
+            table,
+            context: ptr::null_mut(),
+            devices: Vec::new(),
+        };
+        let name = CString::new(name).unwrap_or_default();
+        let options = CString::new(options_json).unwrap_or_else(|_| c"{}".to_owned());
+        let mut args = AnydevInitArgs::new_sized();
+        args.host_version = ABI_VERSION;
+        args.plugin_name = name.as_ptr();
+        args.options_json = options.as_ptr();
+        let mut context = ptr::null_mut();
+        instance.call("initialize", table.api.initialize, |f| {
+            // SAFETY: `args` and its strings live across the call; the
+            // out-pointer is a local.
+            unsafe { f(&args, &mut context) }
+        })?;
+        if context.is_null() {
+            return Err(instance.error(
+                "initialize",
+                ErrorCode::Internal,
+                "returned success but no context".into(),
+            ));
+        }
+        instance.context = context;
+        let mut count = 0u32;
+        instance.call("device_count", table.api.device_count, |f| {
+            // SAFETY: live context; the out-pointer is a local.
+            unsafe { f(context, &mut count) }
+        })?;
+        for index in 0..count {
+            let mut device = ptr::null_mut();
+            instance.call("get_device", table.api.get_device, |f| {
+                // SAFETY: live context, index below the device count; the
+                // out-pointer is a local.
+                unsafe { f(context, index, &mut device) }
+            })?;
+            instance.devices.push(device);
+        }
+        Ok(instance)
+    }
+
+    pub fn version(&self) -> AnydevVersion {
+        self.table.version
+    }
+
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+
+    fn error(&self, call: &'static str, code: ErrorCode, message: String) -> CallError {
+        CallError { call, code, message }
+    }
+
+    /// Runs one call through `f` (NULL: unimplemented), converting its
+    /// status.
+    fn call<F: Copy>(
+        &self,
+        call: &'static str,
+        f: Option<F>,
+        invoke: impl FnOnce(F) -> AnydevStatus,
+    ) -> Result<(), CallError> {
+        let Some(f) = f else {
+            return Err(self.error(
+                call,
+                ErrorCode::Unimplemented,
+                format!(
+                    "the plugin does not implement {call} (its ABI {}.{} table is {} bytes)",
+                    self.table.version.major, self.table.version.minor, self.table.declared_size
+                ),
+            ));
+        };
+        let status = catch_unwind(AssertUnwindSafe(|| invoke(f))).map_err(|panic| {
+            self.error(
+                call,
+                ErrorCode::Internal,
+                format!("panicked: {}", crate::runtime::panic_message(panic.as_ref())),
+            )
+        })?;
+        if status.is_null() {
+            return Ok(());
+        }
+        let api = &self.table.api;
+        // SAFETY: `status` is a live error object of this plugin; the
+        // accessors borrow it, and `error_destroy` frees it exactly once.
+        let (code, message) = unsafe {
+            let code = api.error_code.map_or(ANYDEV_ERROR_INTERNAL, |f| f(status));
+            let message = api.error_message.map_or_else(String::new, |f| plugin_str(f(status)));
+            if let Some(destroy) = api.error_destroy {
+                destroy(status);
+            }
+            (code, message)
+        };
+        Err(self.error(call, ErrorCode::from_code(code), message))
+    }
+
+    fn device(&self, index: usize) -> *mut AnydevDevice {
+        self.devices[index]
+    }
+
+    pub fn properties(&self, index: usize) -> Result<AnydevDeviceProperties, CallError> {
+        let mut out = AnydevDeviceProperties::new_sized();
+        self.call("device_properties", self.table.api.device_properties, |f| {
+            // SAFETY: live context and device; `out` is a sized local.
+            unsafe { f(self.context, self.device(index), &mut out) }
+        })?;
+        Ok(out)
+    }
+
+    /// The property strings as owned text (name, vendor, driver, version).
+    pub fn property_strings(p: &AnydevDeviceProperties) -> [String; 4] {
+        [p.name, p.vendor, p.driver, p.version].map(plugin_str)
+    }
+
+    /// The device's attributes, decoded while the plugin-owned list is valid.
+    pub fn capabilities<T>(
+        &self,
+        index: usize,
+        mut decode: impl FnMut(&str, &AnydevAttribute, &[i64], String) -> T,
+    ) -> Result<Vec<T>, CallError> {
+        let mut out = AnydevAttributeList::new_sized();
+        self.call("device_capabilities", self.table.api.device_capabilities, |f| {
+            // SAFETY: live context and device; `out` is a sized local.
+            unsafe { f(self.context, self.device(index), &mut out) }
+        })?;
+        if out.count == 0 || out.attributes.is_null() {
+            return Ok(Vec::new());
+        }
+        // SAFETY: the plugin returned `count` attributes, valid until shutdown.
+        let attrs = unsafe { std::slice::from_raw_parts(out.attributes, out.count) };
+        Ok(attrs
+            .iter()
+            .map(|a| {
+                let list: &[i64] = if a.kind == ANYDEV_ATTR_I64_LIST && !a.list.is_null() {
+                    // SAFETY: the plugin's list of `list_len` values, valid until shutdown.
+                    unsafe { std::slice::from_raw_parts(a.list, a.list_len) }
+                } else {
+                    &[]
+                };
+                decode(&plugin_str(a.name), a, list, plugin_str(a.string_value))
+            })
+            .collect())
+    }
+
+    pub fn op_supported(&self, index: usize, op: u32, dtype: u32) -> Result<bool, CallError> {
+        let mut out = 0u8;
+        self.call("op_supported", self.table.api.op_supported, |f| {
+            // SAFETY: live context and device; the out-pointer is a local.
+            unsafe { f(self.context, self.device(index), op, dtype, &mut out) }
+        })?;
+        Ok(out != 0)
+    }
+
+    pub fn memory_kinds(&self, index: usize) -> Result<u32, CallError> {
+        let mut out = 0u32;
+        self.call("memory_kinds", self.table.api.memory_kinds, |f| {
+            // SAFETY: live context and device; the out-pointer is a local.
+            unsafe { f(self.context, self.device(index), &mut out) }
+        })?;
+        Ok(out)
+    }
+
+    pub fn device_synchronize(&self, index: usize) -> Result<(), CallError> {
+        self.call("device_synchronize", self.table.api.device_synchronize, |f| {
+            // SAFETY: live context and device.
+            unsafe { f(self.context, self.device(index)) }
+        })
+    }
+
+    pub fn allocate(&self, index: usize, bytes: usize, kind: u32) -> Result<*mut AnydevBuffer, CallError> {
+        let mut out = ptr::null_mut();
+        self.call("allocate", self.table.api.allocate, |f| {
+            // SAFETY: live context and device; the out-pointer is a local.
+            unsafe { f(self.context, self.device(index), bytes as u64, kind, &mut out) }
+        })?;
+        Ok(out)
+    }
+
+    pub fn free(&self, buffer: *mut AnydevBuffer) -> Result<(), CallError> {
+        self.call("free", self.table.api.free, |f| {
+            // SAFETY: a live buffer of this context, given up here.
+            unsafe { f(self.context, buffer) }
+        })
+    }
+
+    pub fn memory_stats(&self, index: usize) -> Result<AnydevMemoryStats, CallError> {
+        let mut out = AnydevMemoryStats::new_sized();
+        self.call("memory_stats", self.table.api.memory_stats, |f| {
+            // SAFETY: live context and device; `out` is a sized local.
+            unsafe { f(self.context, self.device(index), &mut out) }
+        })?;
+        Ok(out)
+    }
+
+    /// Creates a stream, or returns NULL ("the plugin's implicit stream")
+    /// when the plugin has no stream calls.
+    pub fn stream_create(&self, index: usize) -> Result<*mut AnydevStream, CallError> {
+        if self.table.api.stream_create.is_none() {
+            return Ok(ptr::null_mut());
+        }
+        let mut out = ptr::null_mut();
+        self.call("stream_create", self.table.api.stream_create, |f| {
+            // SAFETY: live context and device; the out-pointer is a local.
+            unsafe { f(self.context, self.device(index), &mut out) }
+        })?;
+        Ok(out)
+    }
+
+    pub fn stream_destroy(&self, stream: *mut AnydevStream) -> Result<(), CallError> {
+        self.call("stream_destroy", self.table.api.stream_destroy, |f| {
+            // SAFETY: a live stream of this context, given up here.
+            unsafe { f(self.context, stream) }
+        })
+    }
+
+    pub fn stream_synchronize(&self, stream: *mut AnydevStream) -> Result<(), CallError> {
+        self.call("stream_synchronize", self.table.api.stream_synchronize, |f| {
+            // SAFETY: live context and stream.
+            unsafe { f(self.context, stream) }
+        })
+    }
+
+    pub fn event_record(&self, stream: *mut AnydevStream) -> Result<*mut AnydevEvent, CallError> {
+        let mut out = ptr::null_mut();
+        self.call("event_record", self.table.api.event_record, |f| {
+            // SAFETY: live context and stream; the out-pointer is a local.
+            unsafe { f(self.context, stream, &mut out) }
+        })?;
+        Ok(out)
+    }
+
+    pub fn event_wait(&self, stream: *mut AnydevStream, event: *mut AnydevEvent) -> Result<(), CallError> {
+        self.call("event_wait", self.table.api.event_wait, |f| {
+            // SAFETY: live context, stream and event.
+            unsafe { f(self.context, stream, event) }
+        })
+    }
+
+    pub fn event_query(&self, event: *mut AnydevEvent) -> Result<bool, CallError> {
+        let mut out = 0u8;
+        self.call("event_query", self.table.api.event_query, |f| {
+            // SAFETY: live context and event; the out-pointer is a local.
+            unsafe { f(self.context, event, &mut out) }
+        })?;
+        Ok(out != 0)
+    }
+
+    pub fn event_synchronize(&self, event: *mut AnydevEvent) -> Result<(), CallError> {
+        self.call("event_synchronize", self.table.api.event_synchronize, |f| {
+            // SAFETY: live context and event.
+            unsafe { f(self.context, event) }
+        })
+    }
+
+    pub fn event_destroy(&self, event: *mut AnydevEvent) -> Result<(), CallError> {
+        self.call("event_destroy", self.table.api.event_destroy, |f| {
+            // SAFETY: a live event of this context, given up here.
+            unsafe { f(self.context, event) }
+        })
+    }
+
+    pub fn copy_host_to_device(
+        &self,
+        stream: *mut AnydevStream,
+        src: &[u8],
+        dst: *mut AnydevBuffer,
+        dst_offset: usize,
+    ) -> Result<(), CallError> {
+        self.call("copy_host_to_device", self.table.api.copy_host_to_device, |f| {
+            // SAFETY: live handles; `src` is readable for its length during the call.
+            unsafe {
+                f(
+                    self.context,
+                    stream,
+                    src.as_ptr(),
+                    dst,
+                    dst_offset as u64,
+                    src.len() as u64,
+                )
+            }
+        })
+    }
+
+    pub fn copy_device_to_host(
+        &self,
+        stream: *mut AnydevStream,
+        src: *mut AnydevBuffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<(), CallError> {
+        self.call("copy_device_to_host", self.table.api.copy_device_to_host, |f| {
+            // SAFETY: live handles; `dst` is exclusively writable for its length during the call.
+            unsafe {
+                f(
+                    self.context,
+                    stream,
+                    src,
+                    src_offset as u64,
+                    dst.as_mut_ptr(),
+                    dst.len() as u64,
+                )
+            }
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn copy_device_to_device(
+        &self,
+        stream: *mut AnydevStream,
+        src: *mut AnydevBuffer,
+        src_offset: usize,
+        dst: *mut AnydevBuffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<(), CallError> {
+        self.call("copy_device_to_device", self.table.api.copy_device_to_device, |f| {
+            // SAFETY: live handles of this context.
+            unsafe {
+                f(
+                    self.context,
+                    stream,
+                    src,
+                    src_offset as u64,
+                    dst,
+                    dst_offset as u64,
+                    len as u64,
+                )
+            }
+        })
+    }
+
+    pub fn fill(
+        &self,
+        stream: *mut AnydevStream,
+        dst: *mut AnydevBuffer,
+        offset: usize,
+        len: usize,
+        pattern: &[u8],
+    ) -> Result<(), CallError> {
+        self.call("fill", self.table.api.fill, |f| {
+            // SAFETY: live handles; `pattern` is readable for its length during the call.
+            unsafe {
+                f(
+                    self.context,
+                    stream,
+                    dst,
+                    offset as u64,
+                    len as u64,
+                    pattern.as_ptr(),
+                    pattern.len() as u64,
+                )
+            }
+        })
+    }
+
+    pub fn execute(&self, stream: *mut AnydevStream, call: &AnydevOpCall) -> Result<(), CallError> {
+        self.call("execute", self.table.api.execute, |f| {
+            // SAFETY: live context and stream; `call` and the arrays it
+            // points at live across the call (built by the codec's `encode`).
+            unsafe { f(self.context, stream, call) }
+        })
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        if !self.context.is_null() {
+            // A failed shutdown has nobody to report to; the context is gone either way.
+            let _ = self.call("shutdown", self.table.api.shutdown, |f| {
+                // SAFETY: the live context, given up here after every handle
+                // that used it (they hold this instance alive).
+                unsafe { f(self.context) }
+            });
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Opening a plugin library and reading its function table.
+//!
+//! Libraries are never unloaded: a plugin may have started threads (a
+//! kernel thread pool, a driver's helper threads) that run its code, so
+//! `dlclose` could pull code from under them. Each plugin context is still
+//! shut down through the table when the runtime lets go of it.
+
+use anydev_plugin_abi::{
+    read_versioned, AnydevGetApiFn, AnydevPluginApi, AnydevVersion, ABI_VERSION, ENTRY_SYMBOL, ENTRY_SYMBOL_NUL,
+};
+use std::path::Path;
+
+/// The smallest table a plugin may export: the header (`struct_size`,
+/// version, reserved), so that the version can be read.
+const HEADER_SIZE: usize = std::mem::offset_of!(AnydevPluginApi, error_code);
+
+/// A plugin's table, copied out of the library: fields beyond the
+/// plugin's `struct_size` are NULL here, so nothing later reads past the
+/// table the plugin exported.
+#[derive(Clone, Copy, Debug)]
+pub struct Table {
+    pub api: AnydevPluginApi,
+    /// The plugin's `struct_size`.
+    pub declared_size: usize,
+    pub version: AnydevVersion,
+}
+
+impl Table {
+    /// Copies a table and checks its header and version.
+    ///
+    /// # Safety
+    ///
+    /// `api` is NULL or points at a table whose first `struct_size` bytes
+    /// are readable and whose function pointers stay callable for the rest
+    /// of the process.
+    pub unsafe fn read(api: *const AnydevPluginApi) -> Result<Table, String> {
+        if api.is_null() {
+            return Err(format!("{ENTRY_SYMBOL} returned NULL (the plugin refused to load)"));
+        }
+        // SAFETY: non-NULL; the caller guarantees the declared size is readable.
+        let declared_size = unsafe { std::ptr::read_unaligned(api.cast::<usize>()) };
+        if declared_size < HEADER_SIZE {
+            return Err(format!(
+                "the function table declares struct_size {declared_size}, smaller than its {HEADER_SIZE}-byte header"
+            ));
+        }
+        // SAFETY: as above; `read_versioned` reads at most `declared_size` bytes.
+        let api = unsafe { read_versioned(api) }.ok_or("the function table is unreadable")?;
+        let version = api.version;
+        if version.major != ABI_VERSION.major {
+            return Err(format!(
+                "the plugin was built for ABI {}.{}, this anydev speaks ABI {}.{}: the major versions differ; rebuild the plugin against anydev-plugin-abi {}.x",
+                version.major, version.minor, ABI_VERSION.major, ABI_VERSION.minor, ABI_VERSION.major
+            ));
+        }
+        Ok(Table {
+            api,
+            declared_size,
+            version,
+        })
+    }
+}
+
+/// Opens the library at `path` and reads its table. The library stays
+/// loaded for the rest of the process. Errors say what is wrong with the
+/// file, in words a person can act on.
+pub fn load(path: &Path) -> Result<Table, String> {
+    if !path.exists() {
+        return Err("the library file does not exist".to_owned());
+    }
+    if !path.is_file() {
+        return Err("the library path is not a file".to_owned());
+    }
+    // SAFETY: loading a library runs its initialisers. Plugins are code the
+    // user asked to load (by manifest or ANYDEV_PLUGINS); running it is the
+    // point. Nothing else in the process depends on its symbols.
+    let library =
+        unsafe { libloading::Library::new(path) }.map_err(|e| format!("cannot be loaded as a shared library: {e}"))?;
+    // SAFETY: the symbol, if present, has the entry point's documented type
+    // (an ABI requirement); the pointer is used while the library is loaded,
+    // which is forever (it is leaked below).
+    let entry = unsafe { library.get::<AnydevGetApiFn>(ENTRY_SYMBOL_NUL) }
+        .map_err(|e| format!("the library does not export {ENTRY_SYMBOL} (is it an anydev plugin?): {e}"))?;
+    let entry: AnydevGetApiFn = *entry;
+    std::mem::forget(library);
+    // SAFETY: the entry point takes no arguments and returns a table that
+    // stays valid while the library is loaded (forever).
+    let api = unsafe { entry() };
+    // SAFETY: the ABI guarantees the returned table is NULL or valid for its
+    // declared size.
+    unsafe { Table::read(api) }
+}

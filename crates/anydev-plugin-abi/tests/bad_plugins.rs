@@ -1,0 +1,184 @@
+//! The bad-plugin matrix: every way a plugin can be broken ends as a
+//! status with a reason naming the file and the versions, never as a crash,
+//! and never takes another plugin down.
+
+mod support;
+
+use anydev_core::ops::{BinaryOp, Op, Operand};
+use anydev_core::{BackendStatus, Device, Error};
+use anydev_plugin_abi::AnydevPluginApi;
+use std::mem::offset_of;
+use std::path::Path;
+use support::*;
+
+fn device(text: &str) -> Device {
+    text.parse().unwrap()
+}
+
+/// Asking for the device of a failed plugin returns its reason.
+fn assert_request_explains(rt: &anydev_core::Runtime, dev: &str, needles: &[&str]) {
+    let err = rt.backend(device(dev)).err().expect("device must be unavailable");
+    let text = err.to_string();
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} missing from: {text}");
+    }
+}
+
+#[test]
+fn a_missing_library_file_fails_naming_the_file_and_the_manifest() {
+    let dir = scratch("missing");
+    let m = manifest(&dir, "gone.json", "gone", Path::new("libgone.so"), "");
+    let rt = runtime(&[&dir], None);
+    let reason = failure(&rt, "gone");
+    let lib = dir.join("libgone.so");
+    for needle in [lib.to_str().unwrap(), m.to_str().unwrap(), "does not exist"] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
+    assert_request_explains(&rt, "gone:0", &["does not exist", "libgone.so"]);
+}
+
+#[test]
+fn a_file_that_is_not_a_shared_library_fails() {
+    let dir = scratch("junk");
+    std::fs::write(dir.join("libjunk.so"), b"this is a text file, not an ELF object").unwrap();
+    manifest(&dir, "junk.json", "junk", Path::new("libjunk.so"), "");
+    let rt = runtime(&[&dir], None);
+    let reason = failure(&rt, "junk");
+    assert!(reason.contains("cannot be loaded as a shared library"), "{reason}");
+    assert!(reason.contains("libjunk.so"), "{reason}");
+}
+
+#[test]
+fn a_library_without_the_entry_symbol_fails() {
+    let lib = c_plugin("no_entry", &[("TEST_NO_ENTRY", "1")]);
+    let rt = runtime(&[], Some(&format!("noentry:{}", lib.display())));
+    let reason = failure(&rt, "noentry");
+    assert!(reason.contains("does not export anydev_plugin_get_api"), "{reason}");
+    assert!(reason.contains(lib.to_str().unwrap()), "{reason}");
+}
+
+#[test]
+fn another_major_version_fails_naming_both_versions() {
+    let lib = c_plugin("major2", &[("TEST_MAJOR", "2"), ("TEST_MINOR", "3")]);
+    let rt = runtime(&[], Some(&format!("major:{}", lib.display())));
+    let reason = failure(&rt, "major");
+    for needle in ["ABI 2.3", "ABI 1.0", "major versions differ", lib.to_str().unwrap()] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
+}
+
+#[test]
+fn a_manifest_declaring_another_major_version_is_refused_before_loading() {
+    let dir = scratch("manifest-major");
+    manifest(&dir, "m.json", "declared", &good_plugin(), r#""abi_version": "3.1""#);
+    let rt = runtime(&[&dir], None);
+    let reason = failure(&rt, "declared");
+    assert!(reason.contains("ABI 3.1") && reason.contains("m.json"), "{reason}");
+}
+
+#[test]
+fn a_newer_minor_version_is_accepted() {
+    let lib = c_plugin("minor7", &[("TEST_MINOR", "7")]);
+    let rt = runtime(&[], Some(&format!("newer:{}", lib.display())));
+    assert_eq!(status(&rt, "newer"), BackendStatus::Available { devices: 1 });
+    let caps = rt.capabilities(device("newer:0")).unwrap();
+    assert_eq!(
+        caps.get("plugin.abi_version").map(|v| v.to_string()).as_deref(),
+        Some("1.7")
+    );
+}
+
+#[test]
+fn an_older_smaller_table_reports_the_newer_calls_unimplemented() {
+    // The table ends right before `fill` and sits against an inaccessible
+    // page: reading one byte past it would crash this test.
+    let size = offset_of!(AnydevPluginApi, fill);
+    let lib = c_plugin("older", &[("TEST_TABLE_SIZE", &size.to_string())]);
+    let rt = runtime(&[], Some(&format!("older:{}", lib.display())));
+    assert_eq!(status(&rt, "older"), BackendStatus::Available { devices: 1 });
+    let dev = device("older:0");
+    let backend = rt.backend(dev).unwrap();
+    let stream = backend.default_stream(0).unwrap();
+    let a = upload(&rt, dev, &[1.0, 2.0]);
+    assert_eq!(download(&a), [1.0, 2.0], "calls inside the table still work");
+
+    match backend.fill(&stream, &a, 0, 8, &[0; 4]) {
+        Err(Error::Plugin { name, message, .. }) => {
+            assert_eq!(name, "older");
+            assert!(message.contains("does not implement fill"), "{message}");
+            assert!(message.contains(&format!("{size} bytes")), "{message}");
+        }
+        other => panic!("expected a plugin error, got {other:?}"),
+    }
+    let shape = [2usize];
+    let out = upload(&rt, dev, &[0.0, 0.0]);
+    let add = Op::Binary {
+        op: BinaryOp::Add,
+        lhs: Operand::Tensor(vector(&a, &shape)),
+        rhs: Operand::Tensor(vector(&a, &shape)),
+        out: vector(&out, &shape),
+    };
+    assert!(matches!(backend.execute(&stream, &add), Err(Error::Unsupported { .. })));
+}
+
+#[test]
+fn an_initialisation_error_fails_with_the_plugins_message() {
+    let lib = c_plugin("init_fails", &[("TEST_INIT_FAILS", "1")]);
+    let good = good_plugin();
+    let rt = runtime(&[], Some(&format!("broken:{},fine:{}", lib.display(), good.display())));
+    let reason = failure(&rt, "broken");
+    for needle in [
+        "initialize failed",
+        "simulated driver failure",
+        "ABI 1.0",
+        lib.to_str().unwrap(),
+    ] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
+    assert_eq!(
+        status(&rt, "fine"),
+        BackendStatus::Available { devices: 1 },
+        "one broken plugin spoils nothing else"
+    );
+    assert_request_explains(&rt, "broken:0", &["simulated driver failure"]);
+}
+
+#[test]
+fn duplicate_names_are_rejected_naming_both_manifests() {
+    let (a, b) = (scratch("dup-a"), scratch("dup-b"));
+    let first = manifest(&a, "ctest.json", "twin", &good_plugin(), "");
+    let second = manifest(&b, "other.json", "twin", &good_plugin(), "");
+    let rt = runtime(&[&a, &b], None);
+    let reason = failure(&rt, "twin");
+    for needle in [first.to_str().unwrap(), second.to_str().unwrap(), "more than once"] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
+}
+
+#[test]
+fn malformed_manifest_json_names_the_file_and_position() {
+    let dir = scratch("malformed");
+    let path = dir.join("broken.json");
+    std::fs::write(
+        &path,
+        "{\n  \"file_format_version\": \"1.0.0\",\n  \"name\": \"broken\"\n  \"library_path\": \"x.so\"\n}\n",
+    )
+    .unwrap();
+    manifest(&dir, "good.json", "good", &good_plugin(), "");
+    let rt = runtime(&[&dir], None);
+    let reason = failure(&rt, "broken");
+    assert!(reason.contains(&format!("{}:4:3", path.display())), "{reason}");
+    assert_request_explains(&rt, "broken:0", &["broken.json:4:3"]);
+    assert_eq!(status(&rt, "good"), BackendStatus::Available { devices: 1 });
+}
+
+#[test]
+fn manifests_are_read_in_sorted_order() {
+    let dir = scratch("sorted");
+    for name in ["zeta", "alpha", "mid"] {
+        manifest(&dir, &format!("{name}.json"), name, &good_plugin(), "");
+    }
+    let rt = runtime(&[&dir], None);
+    let names: Vec<&str> = rt.backends().iter().map(|b| b.name()).collect();
+    assert_eq!(names, ["alpha", "mid", "zeta"]);
+}

@@ -1,0 +1,173 @@
+//! `include/anydev_plugin.h` and the Rust types describe one ABI: every
+//! size and offset as a C compiler sees them, and every numeric code.
+
+mod support;
+
+use anydev_ops::{DType, OpCode};
+use anydev_plugin_abi::*;
+use std::collections::BTreeMap;
+use std::ffi::{c_char, CStr};
+use std::mem::{offset_of, size_of};
+
+#[repr(C)]
+struct LayoutEntry {
+    name: *const c_char,
+    value: usize,
+}
+
+/// The layout table the C plugin exports.
+fn c_layout() -> BTreeMap<String, usize> {
+    let path = support::good_plugin();
+    // SAFETY: the test plugin is ours; loading it runs no initialisers.
+    let lib = unsafe { libloading::Library::new(&path) }.expect("load the C test plugin");
+    // SAFETY: the symbol is a NULL-terminated array of `LayoutEntry`.
+    let table = unsafe { lib.get::<*const LayoutEntry>(b"anydev_test_layout\0") }.expect("layout symbol");
+    let mut out = BTreeMap::new();
+    let mut entry: *const LayoutEntry = *table;
+    // SAFETY: walks the array up to its NULL-named terminator.
+    unsafe {
+        while !(*entry).name.is_null() {
+            let name = CStr::from_ptr((*entry).name).to_str().unwrap().to_owned();
+            out.insert(name, (*entry).value);
+            entry = entry.add(1);
+        }
+    }
+    std::mem::forget(lib);
+    out
+}
+
+macro_rules! layout {
+    ($($kind:ident $t:ident $(. $f:ident)?),* $(,)?) => {{
+        let mut m = BTreeMap::new();
+        $(layout!(@one m $kind $t $(. $f)?);)*
+        m
+    }};
+    (@one $m:ident size $t:ident) => { $m.insert(format!("size {}", stringify!($t)), size_of::<$t>()); };
+    (@one $m:ident offset $t:ident . $f:ident) => {
+        $m.insert(format!("{}.{}", stringify!($t), stringify!($f)), offset_of!($t, $f));
+    };
+}
+
+#[test]
+fn every_size_and_offset_agrees_with_the_c_compiler() {
+    let rust = layout!(
+        size AnydevVersion,
+        size AnydevPluginApi,
+        offset AnydevPluginApi.version,
+        offset AnydevPluginApi.error_code,
+        offset AnydevPluginApi.initialize,
+        offset AnydevPluginApi.device_count,
+        offset AnydevPluginApi.op_supported,
+        offset AnydevPluginApi.allocate,
+        offset AnydevPluginApi.memory_stats,
+        offset AnydevPluginApi.stream_create,
+        offset AnydevPluginApi.event_destroy,
+        offset AnydevPluginApi.copy_host_to_device,
+        offset AnydevPluginApi.fill,
+        offset AnydevPluginApi.execute,
+        size AnydevInitArgs,
+        offset AnydevInitArgs.plugin_name,
+        offset AnydevInitArgs.options_json,
+        size AnydevDeviceProperties,
+        offset AnydevDeviceProperties.memory_bytes,
+        size AnydevAttribute,
+        offset AnydevAttribute.kind,
+        offset AnydevAttribute.int_value,
+        offset AnydevAttribute.float_value,
+        offset AnydevAttribute.string_value,
+        offset AnydevAttribute.list,
+        offset AnydevAttribute.list_len,
+        size AnydevAttributeList,
+        offset AnydevAttributeList.count,
+        size AnydevMemoryStats,
+        offset AnydevMemoryStats.limit,
+        size AnydevTensor,
+        offset AnydevTensor.byte_offset,
+        offset AnydevTensor.dtype,
+        offset AnydevTensor.ndim,
+        offset AnydevTensor.shape,
+        offset AnydevTensor.strides,
+        size AnydevScalar,
+        offset AnydevScalar.bits,
+        size AnydevOperand,
+        offset AnydevOperand.tensor,
+        offset AnydevOperand.scalar,
+        size AnydevOpCall,
+        offset AnydevOpCall.op_code,
+        offset AnydevOpCall.flags,
+        offset AnydevOpCall.output,
+        offset AnydevOpCall.inputs,
+        offset AnydevOpCall.num_inputs,
+        offset AnydevOpCall.axes,
+        offset AnydevOpCall.num_axes,
+        offset AnydevOpCall.distribution,
+        offset AnydevOpCall.params_f64,
+        offset AnydevOpCall.params_u64,
+    );
+    assert_eq!(c_layout(), rust);
+}
+
+/// `#define NAME VALUE` lines of the header with the given prefix.
+fn header_defines(prefix: &str) -> BTreeMap<String, u64> {
+    let text = include_str!("../include/anydev_plugin.h");
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next()? == "#define").then_some(())?;
+            let name = words.next()?.strip_prefix(prefix)?;
+            let value = words.next()?.trim_end_matches('u');
+            let value = match value.strip_prefix("0x") {
+                Some(hex) => u64::from_str_radix(hex, 16).ok()?,
+                None => value.parse().ok()?,
+            };
+            Some((name.to_owned(), value))
+        })
+        .collect()
+}
+
+#[test]
+fn header_op_and_dtype_codes_are_the_op_sets() {
+    let ops: BTreeMap<String, u64> = OpCode::all()
+        .into_iter()
+        .map(|op| (op.name().to_uppercase(), u64::from(op.code())))
+        .collect();
+    let mut header_ops = header_defines("ANYDEV_OP_");
+    header_ops.retain(|name, _| !name.starts_with("FLAG_"));
+    assert_eq!(header_ops, ops);
+    let dtypes: BTreeMap<String, u64> = DType::ALL
+        .iter()
+        .map(|d| (d.name().to_uppercase(), u64::from(d.code())))
+        .collect();
+    assert_eq!(header_defines("ANYDEV_DTYPE_"), dtypes);
+}
+
+#[test]
+fn header_abi_constants_match_the_crate() {
+    let pairs: &[(&str, u64)] = &[
+        ("ABI_VERSION_MAJOR", ABI_VERSION_MAJOR.into()),
+        ("ABI_VERSION_MINOR", ABI_VERSION_MINOR.into()),
+        ("ERROR_UNIMPLEMENTED", ANYDEV_ERROR_UNIMPLEMENTED as u64),
+        ("ERROR_INVALID_ARGUMENT", ANYDEV_ERROR_INVALID_ARGUMENT as u64),
+        ("ERROR_OUT_OF_MEMORY", ANYDEV_ERROR_OUT_OF_MEMORY as u64),
+        ("ERROR_INTERNAL", ANYDEV_ERROR_INTERNAL as u64),
+        ("ERROR_UNAVAILABLE", ANYDEV_ERROR_UNAVAILABLE as u64),
+        ("MEMORY_DEVICE", ANYDEV_MEMORY_DEVICE.into()),
+        ("MEMORY_HOST_PINNED", ANYDEV_MEMORY_HOST_PINNED.into()),
+        ("MEMORY_MANAGED", ANYDEV_MEMORY_MANAGED.into()),
+        ("MEMORY_SYSTEM", ANYDEV_MEMORY_SYSTEM.into()),
+        ("ATTR_BOOL", ANYDEV_ATTR_BOOL.into()),
+        ("ATTR_I64", ANYDEV_ATTR_I64.into()),
+        ("ATTR_F64", ANYDEV_ATTR_F64.into()),
+        ("ATTR_STRING", ANYDEV_ATTR_STRING.into()),
+        ("ATTR_I64_LIST", ANYDEV_ATTR_I64_LIST.into()),
+        ("OPERAND_TENSOR", ANYDEV_OPERAND_TENSOR.into()),
+        ("OPERAND_SCALAR", ANYDEV_OPERAND_SCALAR.into()),
+        ("DISTRIBUTION_UNIFORM", ANYDEV_DISTRIBUTION_UNIFORM.into()),
+        ("DISTRIBUTION_NORMAL", ANYDEV_DISTRIBUTION_NORMAL.into()),
+    ];
+    let header = header_defines("ANYDEV_");
+    for (name, value) in pairs {
+        assert_eq!(header.get(*name), Some(value), "ANYDEV_{name}");
+    }
+    assert!(include_str!("../include/anydev_plugin.h").contains(&format!("\"{ENTRY_SYMBOL}\"")));
+}
