@@ -1,0 +1,105 @@
+//! The [`Array`] type: a strided view of a shared device buffer.
+
+use crate::context::DeviceCtx;
+use crate::shape::{self, Dims, Strides};
+use anydev_core::{Buffer, DType, Device, TensorRef};
+use std::sync::Arc;
+
+/// A device buffer together with the context of the device that owns it,
+/// so that ops on arrays never look devices up.
+pub(crate) struct Storage {
+    pub buffer: Buffer,
+    pub ctx: Arc<DeviceCtx>,
+}
+
+/// An n-dimensional array on one device.
+///
+/// An array is a dtype, a shape and strides (in elements, possibly zero or
+/// negative) at an element offset into a reference-counted buffer. Arrays
+/// are immutable: every op returns a new array, and views (reshape when the
+/// layout allows, `permute_dims`, slicing, `expand_dims`, `squeeze`,
+/// `broadcast_to`, `flip`) share the buffer. Cloning is cheap.
+#[derive(Clone)]
+pub struct Array {
+    pub(crate) storage: Arc<Storage>,
+    pub(crate) dtype: DType,
+    pub(crate) shape: Dims,
+    pub(crate) strides: Strides,
+    pub(crate) offset: usize,
+}
+
+impl Array {
+    /// The device the array lives on.
+    pub fn device(&self) -> Device {
+        self.storage.ctx.device
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Strides in elements, per axis.
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
+    }
+
+    /// Element offset of the view's first element (all indices 0) in its buffer.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Number of elements (1 for a 0-d array).
+    pub fn size(&self) -> usize {
+        shape::size(&self.shape)
+    }
+
+    /// The buffer the array views.
+    pub fn buffer(&self) -> &Buffer {
+        &self.storage.buffer
+    }
+
+    /// Whether two arrays view the same buffer (a view, or `to_device` to
+    /// the array's own device).
+    pub fn shares_buffer(&self, other: &Array) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
+    }
+
+    /// Whether the elements lie in row-major order without gaps.
+    pub fn is_contiguous(&self) -> bool {
+        shape::is_contiguous(&self.shape, &self.strides)
+    }
+
+    pub(crate) fn ctx(&self) -> &Arc<DeviceCtx> {
+        &self.storage.ctx
+    }
+
+    /// The operand description backends receive.
+    pub(crate) fn tensor_ref(&self) -> TensorRef<'_> {
+        TensorRef {
+            buffer: &self.storage.buffer,
+            offset: self.offset * self.dtype.size(),
+            dtype: self.dtype,
+            shape: &self.shape,
+            strides: &self.strides,
+        }
+    }
+
+    /// Another view of the same buffer. The caller has checked the layout.
+    pub(crate) fn view(&self, shape: Dims, strides: Strides, offset: usize) -> Array {
+        Array {
+            storage: Arc::clone(&self.storage),
+            dtype: self.dtype,
+            shape,
+            strides,
+            offset,
+        }
+    }
+}

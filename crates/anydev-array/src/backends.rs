@@ -1,0 +1,10 @@
+//! The backends compiled into this build. Plugins are not listed here: the
+//! core discovers and appends them inside `Runtime::global`.
+
+use anydev_core::BackendProvider;
+
+/// Providers of the built-in backends: the CPU always; CUDA and wgpu join
+/// behind their cargo features.
+pub fn builtin_providers() -> Vec<BackendProvider> {
+    vec![anydev_cpu::provider()]
+}

@@ -1,0 +1,315 @@
+//! Creation functions. Those without array inputs place their output on
+//! the explicit device, else the scope's, else the default (placement rule
+//! 1); those with one (`*_like`, `tril`, `triu`, `meshgrid`) inherit its
+//! device unless given one (rule 6).
+
+use crate::array::Array;
+use crate::context::{creation_ctx, DeviceCtx};
+use crate::dispatch::{alloc, execute, same_device};
+use crate::promote::{self, Weak, DEFAULT_FLOAT, DEFAULT_INT};
+use anydev_core::ops::Op;
+use anydev_core::{DType, Device, Error, Result, Scalar};
+use std::sync::Arc;
+
+/// The optional dtype and device of a creation call. Converts from `()`
+/// (neither), a [`DType`], a [`Device`] or both as a tuple.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spec {
+    pub dtype: Option<DType>,
+    pub device: Option<Device>,
+}
+
+impl Spec {
+    pub fn new(dtype: Option<DType>, device: Option<Device>) -> Spec {
+        Spec { dtype, device }
+    }
+}
+
+impl From<()> for Spec {
+    fn from(_: ()) -> Spec {
+        Spec::default()
+    }
+}
+
+impl From<DType> for Spec {
+    fn from(dtype: DType) -> Spec {
+        Spec::new(Some(dtype), None)
+    }
+}
+
+impl From<Device> for Spec {
+    fn from(device: Device) -> Spec {
+        Spec::new(None, Some(device))
+    }
+}
+
+impl From<(DType, Device)> for Spec {
+    fn from((dtype, device): (DType, Device)) -> Spec {
+        Spec::new(Some(dtype), Some(device))
+    }
+}
+
+/// Context and dtype of a `*_like` call: the array's unless `spec` says.
+fn like(x: &Array, spec: Spec) -> Result<(Arc<DeviceCtx>, DType)> {
+    let ctx = match spec.device {
+        Some(d) if d != x.device() => x.ctx().sibling(d)?,
+        _ => Arc::clone(x.ctx()),
+    };
+    Ok((ctx, spec.dtype.unwrap_or(x.dtype())))
+}
+
+/// A new array of `shape` with every element `value`.
+pub(crate) fn filled(ctx: &Arc<DeviceCtx>, dtype: DType, shape: &[usize], value: Scalar) -> Result<Array> {
+    let out = alloc(ctx, dtype, shape)?;
+    execute(
+        ctx,
+        &Op::Fill {
+            out: out.tensor_ref(),
+            value,
+        },
+    )?;
+    Ok(out)
+}
+
+/// `value` as a scalar of `dtype` for `full`: range-checked for integers,
+/// truncated from floats as `astype` would.
+fn fill_value(value: Weak, dtype: DType) -> Result<Scalar> {
+    match (value, dtype) {
+        (Weak::Float(v), d) if !d.is_float() => Ok(promote::float_scalar(v, d)),
+        (Weak::Int(v), DType::Bool) => Ok(Scalar::Bool(v != 0)),
+        _ => value.to_scalar("full", dtype),
+    }
+}
+
+/// An array of `shape` filled with `value`; without a dtype, the value's
+/// own (`bool`, `i64` or `f64`).
+pub fn full(shape: &[usize], value: impl Into<Weak>, spec: impl Into<Spec>) -> Result<Array> {
+    let (value, spec) = (value.into(), spec.into());
+    let dtype = spec.dtype.unwrap_or(value.natural_dtype());
+    filled(&creation_ctx(spec.device)?, dtype, shape, fill_value(value, dtype)?)
+}
+
+/// Zeros (default dtype `f64`).
+pub fn zeros(shape: &[usize], spec: impl Into<Spec>) -> Result<Array> {
+    let spec = spec.into();
+    full(
+        shape,
+        0.0,
+        Spec::new(Some(spec.dtype.unwrap_or(DEFAULT_FLOAT)), spec.device),
+    )
+}
+
+/// Ones (default dtype `f64`).
+pub fn ones(shape: &[usize], spec: impl Into<Spec>) -> Result<Array> {
+    let spec = spec.into();
+    full(
+        shape,
+        1.0,
+        Spec::new(Some(spec.dtype.unwrap_or(DEFAULT_FLOAT)), spec.device),
+    )
+}
+
+/// An array whose contents are unspecified (default dtype `f64`).
+pub fn empty(shape: &[usize], spec: impl Into<Spec>) -> Result<Array> {
+    let spec = spec.into();
+    alloc(&creation_ctx(spec.device)?, spec.dtype.unwrap_or(DEFAULT_FLOAT), shape)
+}
+
+/// [`full`] with `x`'s shape, dtype and device unless `spec` overrides them.
+pub fn full_like(x: &Array, value: impl Into<Weak>, spec: impl Into<Spec>) -> Result<Array> {
+    let (ctx, dtype) = like(x, spec.into())?;
+    filled(&ctx, dtype, x.shape(), fill_value(value.into(), dtype)?)
+}
+
+pub fn zeros_like(x: &Array, spec: impl Into<Spec>) -> Result<Array> {
+    full_like(x, 0, spec)
+}
+
+pub fn ones_like(x: &Array, spec: impl Into<Spec>) -> Result<Array> {
+    full_like(x, 1, spec)
+}
+
+pub fn empty_like(x: &Array, spec: impl Into<Spec>) -> Result<Array> {
+    let (ctx, dtype) = like(x, spec.into())?;
+    alloc(&ctx, dtype, x.shape())
+}
+
+/// `out[i] = start + i * step` on `ctx`'s device.
+pub(crate) fn arange_on(ctx: &Arc<DeviceCtx>, dtype: DType, n: usize, start: f64, step: f64) -> Result<Array> {
+    let out = alloc(ctx, dtype, &[n])?;
+    execute(
+        ctx,
+        &Op::Arange {
+            out: out.tensor_ref(),
+            start,
+            step,
+        },
+    )?;
+    Ok(out)
+}
+
+/// Values from `start` up to (excluding) `stop` by `step`. Without a dtype,
+/// `i64` when all three are integers, else `f64`. Values are computed in
+/// `f64`, so integers beyond 2^53 lose precision.
+pub fn arange(
+    start: impl Into<Weak>,
+    stop: impl Into<Weak>,
+    step: impl Into<Weak>,
+    spec: impl Into<Spec>,
+) -> Result<Array> {
+    let (start, stop, step, spec) = (start.into(), stop.into(), step.into(), spec.into());
+    let n = match (start, stop, step) {
+        (Weak::Int(a), Weak::Int(b), Weak::Int(s)) if s != 0 => {
+            let span = b - a;
+            let len = if (span > 0) == (s > 0) && span != 0 {
+                (span.abs() + s.abs() - 1) / s.abs()
+            } else {
+                0
+            };
+            len as f64
+        }
+        _ => {
+            let (a, b, s) = (start.as_f64(), stop.as_f64(), step.as_f64());
+            if s == 0.0 || !s.is_finite() || !a.is_finite() || !b.is_finite() {
+                return Err(Error::invalid_argument(
+                    "arange",
+                    format!("start {start}, stop {stop} and step {step} must be finite and step non-zero"),
+                ));
+            }
+            ((b - a) / s).ceil().max(0.0)
+        }
+    };
+    if n >= usize::MAX as f64 {
+        return Err(Error::invalid_argument("arange", format!("{n} elements are too many")));
+    }
+    let all_int = [start, stop, step].iter().all(|w| !matches!(w, Weak::Float(_)));
+    let dtype = spec.dtype.unwrap_or(if all_int { DEFAULT_INT } else { DEFAULT_FLOAT });
+    arange_on(
+        &creation_ctx(spec.device)?,
+        dtype,
+        n as usize,
+        start.as_f64(),
+        step.as_f64(),
+    )
+}
+
+/// `num` evenly spaced values from `start` to `stop` (included when
+/// `endpoint`; then the last value is exactly `stop`). Default dtype `f64`.
+pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl Into<Spec>) -> Result<Array> {
+    let spec = spec.into();
+    let dtype = spec.dtype.unwrap_or(DEFAULT_FLOAT);
+    let intervals = if endpoint { num.saturating_sub(1) } else { num };
+    let step = if intervals == 0 {
+        0.0
+    } else {
+        (stop - start) / intervals as f64
+    };
+    let ctx = creation_ctx(spec.device)?;
+    let out = arange_on(&ctx, dtype, num, start, step)?;
+    if endpoint && num > 1 {
+        let last = out.slice(&[crate::SliceArg::from((num - 1) as isize..)])?;
+        execute(
+            &ctx,
+            &Op::Fill {
+                out: last.tensor_ref(),
+                value: promote::float_scalar(stop, dtype),
+            },
+        )?;
+    }
+    Ok(out)
+}
+
+/// The `n_rows x n_cols` matrix with ones on diagonal `k` (default dtype `f64`).
+pub fn eye(n_rows: usize, n_cols: Option<usize>, k: isize, spec: impl Into<Spec>) -> Result<Array> {
+    let spec = spec.into();
+    let ctx = creation_ctx(spec.device)?;
+    let mask = diagonal_offsets(&ctx, n_rows, n_cols.unwrap_or(n_rows))?.equal(k as i64)?;
+    mask.astype(spec.dtype.unwrap_or(DEFAULT_FLOAT))
+}
+
+/// The `rows x cols` matrix of `j - i` (`i64`), from which triangle and
+/// diagonal masks are one comparison.
+fn diagonal_offsets(ctx: &Arc<DeviceCtx>, rows: usize, cols: usize) -> Result<Array> {
+    let i = arange_on(ctx, DType::I64, rows, 0.0, 1.0)?.reshape_to(&[rows, 1])?;
+    let j = arange_on(ctx, DType::I64, cols, 0.0, 1.0)?.reshape_to(&[1, cols])?;
+    crate::subtract(&j, &i)
+}
+
+/// Which triangle `tril`/`triu` keep.
+#[derive(Clone, Copy)]
+enum Triangle {
+    Lower,
+    Upper,
+}
+
+fn triangle(x: &Array, k: isize, which: Triangle) -> Result<Array> {
+    let op = match which {
+        Triangle::Lower => "tril",
+        Triangle::Upper => "triu",
+    };
+    let n = x.ndim();
+    if n < 2 {
+        return Err(Error::invalid_argument(
+            op,
+            format!("needs at least 2 dimensions, got shape {:?}", x.shape()),
+        ));
+    }
+    let offsets = diagonal_offsets(x.ctx(), x.shape()[n - 2], x.shape()[n - 1])?;
+    let keep = match which {
+        Triangle::Lower => offsets.less_equal(k as i64)?,
+        Triangle::Upper => offsets.greater_equal(k as i64)?,
+    };
+    crate::where_(&keep, x, Weak::Bool(false))
+}
+
+/// The lower triangle of the last two axes (elements with `j - i <= k`),
+/// zeros elsewhere; on `x`'s device.
+pub fn tril(x: &Array, k: isize) -> Result<Array> {
+    triangle(x, k, Triangle::Lower)
+}
+
+/// The upper triangle of the last two axes (elements with `j - i >= k`).
+pub fn triu(x: &Array, k: isize) -> Result<Array> {
+    triangle(x, k, Triangle::Upper)
+}
+
+/// How `meshgrid` orders its first two output axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Indexing {
+    /// Cartesian: the first two axes are swapped.
+    #[default]
+    Xy,
+    /// Matrix: output axis `i` follows input `i`.
+    Ij,
+}
+
+/// Coordinate grids from 1-D arrays (broadcast views; all on one device,
+/// promoted to one dtype).
+pub fn meshgrid(arrays: &[&Array], indexing: Indexing) -> Result<Vec<Array>> {
+    if arrays.is_empty() {
+        return Ok(Vec::new());
+    }
+    same_device("meshgrid", arrays)?;
+    if let Some(a) = arrays.iter().find(|a| a.ndim() != 1) {
+        return Err(Error::invalid_argument(
+            "meshgrid",
+            format!("inputs must be 1-D, got shape {:?}", a.shape()),
+        ));
+    }
+    let dtype = promote::result_type_all(arrays.iter().map(|a| a.dtype())).expect("non-empty");
+    let mut shape: Vec<usize> = arrays.iter().map(|a| a.shape()[0]).collect();
+    let swap = indexing == Indexing::Xy && arrays.len() >= 2;
+    if swap {
+        shape.swap(0, 1);
+    }
+    arrays
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let pos = if swap && i < 2 { 1 - i } else { i };
+            let mut view = vec![1isize; shape.len()];
+            view[pos] = -1;
+            a.astype(dtype)?.reshape(&view)?.broadcast_to(&shape)
+        })
+        .collect()
+}

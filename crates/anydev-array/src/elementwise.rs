@@ -1,0 +1,444 @@
+//! Elementwise functions, `where`, `clip` and `astype`.
+//!
+//! Every function here goes through [`prepare`]: placement (one device for
+//! all array operands, scalars take it), promotion (arrays by the table,
+//! Rust scalars weakly), the op's dtype domain, and broadcasting by zero
+//! strides. Scalar operands reach the backend as `Operand::Scalar`, never
+//! as device arrays.
+//!
+//! Semantics the backends implement (see `anydev_ops`): integer overflow
+//! wraps; integer `floor_divide` and `remainder` by zero give 0 (no panic);
+//! `round` is half to even; `remainder` takes the divisor's sign.
+
+use crate::array::Array;
+use crate::context::DeviceCtx;
+use crate::dispatch::{alloc, arrays_of, execute, same_device, Arg, IntoArg};
+use crate::promote::{self, dtype_limit, Weak, DEFAULT_FLOAT};
+use crate::shape::{self, Dims};
+use anydev_core::ops::{Op, Operand};
+use anydev_core::{DType, Error, Result, Scalar, TensorRef};
+use anydev_ops::{BinaryOp, UnaryOp};
+use std::sync::Arc;
+
+/// Which dtypes an op accepts once its operands are promoted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Domain {
+    /// Every dtype.
+    Any,
+    /// Integers and floats; bool is an error.
+    Numeric,
+    /// Floats. Integers compute in the default float dtype (`f64`), as in
+    /// NumPy; bool is an error (the standard requires a float).
+    Float,
+    /// Integers and bool (bitwise ops).
+    Bits,
+    /// Integers only (shifts).
+    Int,
+    /// Bool; other dtypes are read as `x != 0`.
+    Logical,
+}
+
+impl Domain {
+    /// The dtype the op computes in, or why `dtype` is not accepted.
+    pub(crate) fn apply(self, op: &str, dtype: DType) -> Result<DType> {
+        let reject = |what: &str| {
+            Err(Error::InvalidDType {
+                op: op.to_owned(),
+                dtype,
+                reason: format!("{op} needs {what}"),
+            })
+        };
+        match self {
+            Domain::Any => Ok(dtype),
+            Domain::Numeric if dtype == DType::Bool => reject("a numeric dtype; convert bools with astype first"),
+            Domain::Numeric => Ok(dtype),
+            Domain::Float if dtype.is_float() => Ok(dtype),
+            Domain::Float if dtype.is_integer() => Ok(DEFAULT_FLOAT),
+            Domain::Float => reject("a floating-point dtype (integers are computed in f64)"),
+            Domain::Bits if dtype.is_float() => reject("an integer or bool dtype"),
+            Domain::Bits => Ok(dtype),
+            Domain::Int if dtype.is_integer() => Ok(dtype),
+            Domain::Int => reject("an integer dtype"),
+            Domain::Logical => Ok(DType::Bool),
+        }
+    }
+}
+
+/// An operand after promotion and broadcasting: the caller's array when
+/// nothing had to change, a converted view, or a scalar of the op's dtype.
+pub(crate) enum Prep<'a> {
+    Borrowed(&'a Array),
+    Owned(Array),
+    Scalar(Scalar),
+}
+
+impl Prep<'_> {
+    pub(crate) fn operand(&self) -> Operand<TensorRef<'_>> {
+        match self {
+            Prep::Borrowed(a) => Operand::Tensor(a.tensor_ref()),
+            Prep::Owned(a) => Operand::Tensor(a.tensor_ref()),
+            Prep::Scalar(s) => Operand::Scalar(*s),
+        }
+    }
+
+    /// The operand viewed with `shape` (scalars need no view).
+    fn broadcast(self, shape: &[usize]) -> Result<Self> {
+        Ok(match self {
+            Prep::Borrowed(a) if a.shape() != shape => Prep::Owned(a.broadcast_to(shape)?),
+            Prep::Owned(a) if a.shape() != shape => Prep::Owned(a.broadcast_to(shape)?),
+            other => other,
+        })
+    }
+}
+
+/// Operands of one elementwise call, ready for the backend.
+pub(crate) struct Prepared<'a, const N: usize> {
+    pub ctx: &'a Arc<DeviceCtx>,
+    /// The dtype the op computes in.
+    pub dtype: DType,
+    pub shape: Dims,
+    pub args: [Prep<'a>; N],
+}
+
+/// Placement, promotion, domain and broadcasting for `args`.
+pub(crate) fn prepare<'a, const N: usize>(op: &str, args: [Arg<'a>; N], domain: Domain) -> Result<Prepared<'a, N>> {
+    let arrays = arrays_of(&args);
+    if arrays.is_empty() {
+        return Err(Error::invalid_argument(
+            op,
+            "needs at least one array operand; got only scalars",
+        ));
+    }
+    let ctx = same_device(op, &arrays)?;
+    let mut dtype = promote::result_type_all(arrays.iter().map(|a| a.dtype())).expect("at least one array");
+    for arg in &args {
+        if let Arg::Scalar(w) = arg {
+            dtype = w.promote_with(dtype);
+        }
+    }
+    let dtype = domain.apply(op, dtype)?;
+    let first = arrays[0].shape();
+    let shape: Dims = if arrays.iter().all(|a| a.shape() == first) {
+        first.into()
+    } else {
+        let shapes: smallvec::SmallVec<[&[usize]; 4]> = arrays.iter().map(|a| a.shape()).collect();
+        shape::broadcast_shapes(op, &shapes)?
+    };
+    let convert = |arg: Arg<'a>| -> Result<Prep<'a>> {
+        match arg {
+            Arg::Array(a) if a.dtype() == dtype => Prep::Borrowed(a).broadcast(&shape),
+            Arg::Array(a) => Prep::Owned(a.astype(dtype)?).broadcast(&shape),
+            Arg::Scalar(w) if domain == Domain::Logical => Ok(Prep::Scalar(Scalar::Bool(w.as_f64() != 0.0))),
+            Arg::Scalar(w) => Ok(Prep::Scalar(w.to_scalar(op, dtype)?)),
+        }
+    };
+    let mut converted = Vec::with_capacity(N);
+    for arg in args {
+        converted.push(convert(arg)?);
+    }
+    let args: [Prep<'a>; N] = converted
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("N operands in, N out"));
+    Ok(Prepared {
+        ctx,
+        dtype,
+        shape,
+        args,
+    })
+}
+
+pub(crate) fn unary(op: UnaryOp, domain: Domain, x: &Array) -> Result<Array> {
+    let dtype = domain.apply(op.name(), x.dtype())?;
+    let converted;
+    let x = if dtype == x.dtype() {
+        x
+    } else {
+        converted = x.astype(dtype)?;
+        &converted
+    };
+    let out_dtype = if op.outputs_bool() { DType::Bool } else { dtype };
+    let out = alloc(x.ctx(), out_dtype, x.shape())?;
+    execute(
+        x.ctx(),
+        &Op::Unary {
+            op,
+            x: x.tensor_ref(),
+            out: out.tensor_ref(),
+        },
+    )?;
+    Ok(out)
+}
+
+pub(crate) fn binary(op: BinaryOp, domain: Domain, x1: Arg<'_>, x2: Arg<'_>) -> Result<Array> {
+    let p = prepare(op.name(), [x1, x2], domain)?;
+    let out_dtype = if op.outputs_bool() { DType::Bool } else { p.dtype };
+    let out = alloc(p.ctx, out_dtype, &p.shape)?;
+    let [lhs, rhs] = &p.args;
+    execute(
+        p.ctx,
+        &Op::Binary {
+            op,
+            lhs: lhs.operand(),
+            rhs: rhs.operand(),
+            out: out.tensor_ref(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// Declares the unary functions (free function and method) with their
+/// domains.
+macro_rules! unary_ops {
+    ($($name:ident => $op:ident, $domain:ident;)*) => {
+        $(
+            #[doc = concat!("Elementwise `", stringify!($name), "` (Array API standard).")]
+            pub fn $name(x: &Array) -> Result<Array> {
+                unary(UnaryOp::$op, Domain::$domain, x)
+            }
+        )*
+        impl Array {
+            $(
+                #[doc = concat!("Method form of [`", stringify!($name), "`](crate::", stringify!($name), ").")]
+                pub fn $name(&self) -> Result<Array> {
+                    $name(self)
+                }
+            )*
+        }
+    };
+}
+
+unary_ops! {
+    abs => Abs, Numeric;
+    acos => Acos, Float;
+    acosh => Acosh, Float;
+    asin => Asin, Float;
+    asinh => Asinh, Float;
+    atan => Atan, Float;
+    atanh => Atanh, Float;
+    bitwise_invert => BitwiseInvert, Bits;
+    ceil => Ceil, Numeric;
+    cos => Cos, Float;
+    cosh => Cosh, Float;
+    exp => Exp, Float;
+    expm1 => Expm1, Float;
+    floor => Floor, Numeric;
+    isfinite => IsFinite, Any;
+    isinf => IsInf, Any;
+    isnan => IsNan, Any;
+    log => Log, Float;
+    log1p => Log1p, Float;
+    log2 => Log2, Float;
+    log10 => Log10, Float;
+    logical_not => LogicalNot, Logical;
+    negative => Negative, Numeric;
+    reciprocal => Reciprocal, Float;
+    round => Round, Numeric;
+    sign => Sign, Numeric;
+    signbit => SignBit, Numeric;
+    sin => Sin, Float;
+    sinh => Sinh, Float;
+    square => Square, Numeric;
+    sqrt => Sqrt, Float;
+    tan => Tan, Float;
+    tanh => Tanh, Float;
+    trunc => Trunc, Numeric;
+}
+
+/// Declares the binary functions: `f(x1, x2)` where either operand may be
+/// a Rust scalar, and the method `x1.f(x2)`.
+macro_rules! binary_ops {
+    ($($name:ident => $op:ident, $domain:ident;)*) => {
+        $(
+            #[doc = concat!("Elementwise `", stringify!($name), "` (Array API standard); either operand may be a Rust scalar.")]
+            pub fn $name<'a>(x1: impl IntoArg<'a>, x2: impl IntoArg<'a>) -> Result<Array> {
+                binary(BinaryOp::$op, Domain::$domain, x1.into_arg(), x2.into_arg())
+            }
+        )*
+        impl Array {
+            $(
+                #[doc = concat!("Method form of [`", stringify!($name), "`](crate::", stringify!($name), ").")]
+                pub fn $name<'a>(&'a self, x2: impl IntoArg<'a>) -> Result<Array> {
+                    $name(self, x2)
+                }
+            )*
+        }
+    };
+}
+
+binary_ops! {
+    add => Add, Numeric;
+    atan2 => Atan2, Float;
+    bitwise_and => BitwiseAnd, Bits;
+    bitwise_left_shift => BitwiseLeftShift, Int;
+    bitwise_or => BitwiseOr, Bits;
+    bitwise_right_shift => BitwiseRightShift, Int;
+    bitwise_xor => BitwiseXor, Bits;
+    copysign => CopySign, Float;
+    divide => Divide, Float;
+    equal => Equal, Any;
+    floor_divide => FloorDivide, Numeric;
+    greater => Greater, Any;
+    greater_equal => GreaterEqual, Any;
+    hypot => Hypot, Float;
+    less => Less, Any;
+    less_equal => LessEqual, Any;
+    logaddexp => LogAddExp, Float;
+    logical_and => LogicalAnd, Logical;
+    logical_or => LogicalOr, Logical;
+    logical_xor => LogicalXor, Logical;
+    maximum => Maximum, Any;
+    minimum => Minimum, Any;
+    multiply => Multiply, Numeric;
+    nextafter => NextAfter, Float;
+    not_equal => NotEqual, Any;
+    pow => Pow, Numeric;
+    remainder => Remainder, Numeric;
+    subtract => Subtract, Numeric;
+}
+
+/// `+x`: the array itself (numeric dtypes only).
+pub fn positive(x: &Array) -> Result<Array> {
+    Domain::Numeric.apply("positive", x.dtype())?;
+    Ok(x.clone())
+}
+
+/// `cond ? x1 : x2` elementwise, broadcasting all three. `cond` is read as
+/// `cond != 0` when not bool; `x1`/`x2` may be Rust scalars.
+pub fn where_<'a>(cond: &'a Array, x1: impl IntoArg<'a>, x2: impl IntoArg<'a>) -> Result<Array> {
+    let (x1, x2) = (x1.into_arg(), x2.into_arg());
+    let mut all = arrays_of(&[x1, x2]);
+    all.insert(0, cond);
+    same_device("where", &all)?;
+    let p = prepare("where", [x1, x2], Domain::Any)?;
+    let shape = shape::broadcast_shapes("where", &[cond.shape(), &p.shape])?;
+    let cond = cond.astype(DType::Bool)?.broadcast_to(&shape)?;
+    let [a, b] = p.args;
+    let (a, b) = (a.broadcast(&shape)?, b.broadcast(&shape)?);
+    let out = alloc(p.ctx, p.dtype, &shape)?;
+    execute(
+        p.ctx,
+        &Op::Where {
+            cond: cond.tensor_ref(),
+            x: a.operand(),
+            y: b.operand(),
+            out: out.tensor_ref(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// A scalar clip bound pulled into `dtype`'s range, so that bounds outside
+/// an integer dtype's range mean "no bound" instead of an error.
+fn clamp_bound(bound: Arg<'_>, dtype: DType) -> Arg<'_> {
+    match bound {
+        Arg::Scalar(Weak::Int(v)) if dtype.is_integer() => {
+            let (lo, hi) = (dtype_limit(dtype, false) as i128, dtype_limit(dtype, true) as i128);
+            Arg::Scalar(Weak::Int(v.clamp(lo, hi.min(u64::MAX as i128))))
+        }
+        other => other,
+    }
+}
+
+/// A clip bound: `()` for none, else anything [`IntoArg`] (a Rust scalar
+/// or `&Array`), or an `Option<Arg>`.
+pub trait IntoBound<'a> {
+    fn into_bound(self) -> Option<Arg<'a>>;
+}
+
+impl<'a, T: IntoArg<'a>> IntoBound<'a> for T {
+    fn into_bound(self) -> Option<Arg<'a>> {
+        Some(self.into_arg())
+    }
+}
+
+impl<'a> IntoBound<'a> for Option<Arg<'a>> {
+    fn into_bound(self) -> Option<Arg<'a>> {
+        self
+    }
+}
+
+impl IntoBound<'_> for () {
+    fn into_bound(self) -> Option<Arg<'static>> {
+        None
+    }
+}
+
+/// `min(max(x, low), high)` elementwise, in `x`'s dtype (the standard's
+/// rule); a bound may be absent (`()`), a Rust scalar, or an array on
+/// `x`'s device that broadcasts to `x`'s shape. NaN in `x` stays NaN.
+pub fn clip<'a>(x: &'a Array, min: impl IntoBound<'a>, max: impl IntoBound<'a>) -> Result<Array> {
+    let (min, max) = (min.into_bound(), max.into_bound());
+    let bounds: smallvec::SmallVec<[Arg<'a>; 2]> = min.into_iter().chain(max).collect();
+    let mut all = arrays_of(&bounds);
+    all.insert(0, x);
+    same_device("clip", &all)?;
+    Domain::Numeric.apply("clip", x.dtype())?;
+    for bound in &all[1..] {
+        if shape::broadcast_shapes("clip", &[x.shape(), bound.shape()])?.as_slice() != x.shape() {
+            return Err(Error::ShapeMismatch {
+                op: "clip".into(),
+                shapes: vec![x.shape().to_vec(), bound.shape().to_vec()],
+                reason: "a bound must broadcast to the shape of x".into(),
+            });
+        }
+    }
+    let mut out = x.clone();
+    if let Some(low) = min {
+        out = binary(
+            BinaryOp::Maximum,
+            Domain::Any,
+            Arg::Array(&out),
+            clamp_bound(low, x.dtype()),
+        )?;
+    }
+    if let Some(high) = max {
+        out = binary(
+            BinaryOp::Minimum,
+            Domain::Any,
+            Arg::Array(&out),
+            clamp_bound(high, x.dtype()),
+        )?;
+    }
+    out.astype(x.dtype())
+}
+
+impl Array {
+    /// The array converted to `dtype` (on its own device, which must hold
+    /// `dtype`). Floats to integers truncate toward zero and saturate, NaN
+    /// becomes 0; integers wrap; anything to bool is `!= 0`. Converting to
+    /// the array's own dtype returns the array (arrays are immutable).
+    pub fn astype(&self, dtype: DType) -> Result<Array> {
+        if dtype == self.dtype {
+            return Ok(self.clone());
+        }
+        let out = alloc(self.ctx(), dtype, self.shape())?;
+        execute(
+            self.ctx(),
+            &Op::Cast {
+                x: self.tensor_ref(),
+                out: out.tensor_ref(),
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// [`Array::astype`] then [`Array::to_device`].
+    pub fn astype_on(&self, dtype: DType, device: anydev_core::Device) -> Result<Array> {
+        self.astype(dtype)?.to_device(device)
+    }
+
+    /// Method form of [`where_`] with `self` as the condition.
+    pub fn select<'a>(&'a self, x1: impl IntoArg<'a>, x2: impl IntoArg<'a>) -> Result<Array> {
+        where_(self, x1, x2)
+    }
+
+    /// Method form of [`clip`].
+    pub fn clip<'a>(&'a self, min: impl IntoBound<'a>, max: impl IntoBound<'a>) -> Result<Array> {
+        clip(self, min, max)
+    }
+
+    /// Method form of [`positive`].
+    pub fn positive(&self) -> Result<Array> {
+        positive(self)
+    }
+}

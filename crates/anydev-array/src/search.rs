@@ -1,0 +1,215 @@
+//! Sorting and searching: `sort`, `argsort`, `searchsorted`, `take`,
+//! `nonzero`, `unique_values`.
+
+use crate::array::Array;
+use crate::dispatch::{alloc, execute, same_device};
+use crate::manipulation::along;
+use crate::promote::result_type;
+use crate::shape::normalize_axis;
+use crate::slice::SliceArg;
+use anydev_core::ops::Op;
+use anydev_core::{DType, Error, Result};
+
+/// Sort order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Order {
+    #[default]
+    Ascending,
+    Descending,
+}
+
+/// Sorted copy along `axis` (stable; NaNs last when ascending).
+pub fn sort(x: &Array, axis: isize, order: Order) -> Result<Array> {
+    let axis = normalize_axis("sort", axis, x.ndim())?;
+    let out = alloc(x.ctx(), x.dtype(), x.shape())?;
+    execute(
+        x.ctx(),
+        &Op::Sort {
+            x: x.tensor_ref(),
+            axis,
+            descending: order == Order::Descending,
+            out: out.tensor_ref(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// Indices (`i64`) that sort `x` along `axis` (stable).
+pub fn argsort(x: &Array, axis: isize, order: Order) -> Result<Array> {
+    let axis = normalize_axis("argsort", axis, x.ndim())?;
+    let out = alloc(x.ctx(), DType::I64, x.shape())?;
+    execute(
+        x.ctx(),
+        &Op::Argsort {
+            x: x.tensor_ref(),
+            axis,
+            descending: order == Order::Descending,
+            out: out.tensor_ref(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// Which insertion point `searchsorted` reports for equal values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Side {
+    /// The first position (`x1[i-1] < v <= x1[i]`).
+    #[default]
+    Left,
+    /// The last position (`x1[i-1] <= v < x1[i]`).
+    Right,
+}
+
+/// Insertion indices (`i64`, shape of `x2`) of `x2`'s values into the
+/// ascending 1-D `x1`; both on one device, compared in their promoted dtype.
+pub fn searchsorted(x1: &Array, x2: &Array, side: Side) -> Result<Array> {
+    let op = "searchsorted";
+    let ctx = same_device(op, &[x1, x2])?;
+    if x1.ndim() != 1 {
+        return Err(Error::invalid_argument(
+            op,
+            format!("x1 must be 1-D, got shape {:?}", x1.shape()),
+        ));
+    }
+    let dtype = result_type(x1.dtype(), x2.dtype());
+    let (sorted, values) = (x1.astype(dtype)?, x2.astype(dtype)?);
+    let out = alloc(ctx, DType::I64, x2.shape())?;
+    execute(
+        ctx,
+        &Op::SearchSorted {
+            sorted: sorted.tensor_ref(),
+            values: values.tensor_ref(),
+            right: side == Side::Right,
+            out: out.tensor_ref(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// Elements of `x` at `indices` (a 1-D integer array on `x`'s device;
+/// negative counts from the end) along `axis`, which may be omitted only
+/// for 1-D `x`. Out-of-range indices are an error: they are read back and
+/// checked on the host before the gather runs.
+pub fn take(x: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
+    let op = "take";
+    same_device(op, &[x, indices])?;
+    if !indices.dtype().is_integer() {
+        return Err(Error::InvalidDType {
+            op: op.into(),
+            dtype: indices.dtype(),
+            reason: "indices must be integers".into(),
+        });
+    }
+    if indices.ndim() != 1 {
+        return Err(Error::invalid_argument(
+            op,
+            format!("indices must be 1-D, got shape {:?}", indices.shape()),
+        ));
+    }
+    let axis = match axis {
+        Some(a) => normalize_axis(op, a, x.ndim())?,
+        None if x.ndim() == 1 => 0,
+        None => {
+            return Err(Error::invalid_argument(
+                op,
+                format!("an array of {} dimensions needs an explicit axis", x.ndim()),
+            ))
+        }
+    };
+    let len = x.shape()[axis];
+    let mut values = indices.astype(DType::I64)?.to_vec::<i64>()?;
+    let mut changed = indices.dtype() != DType::I64;
+    for v in &mut values {
+        let pos = if *v < 0 { *v + len as i64 } else { *v };
+        if !(0..len as i64).contains(&pos) {
+            return Err(Error::IndexOutOfBounds {
+                op: op.into(),
+                index: *v,
+                len,
+            });
+        }
+        changed |= pos != *v;
+        *v = pos;
+    }
+    let normalised;
+    let indices = if changed {
+        normalised = crate::transfer::upload(x.ctx(), DType::I64, &[values.len()], &crate::element::to_bytes(&values))?;
+        &normalised
+    } else {
+        indices
+    };
+    take_checked(x, indices, axis)
+}
+
+/// `take` with `i64` indices already known to be in range.
+pub(crate) fn take_checked(x: &Array, indices: &Array, axis: usize) -> Result<Array> {
+    let mut shape = x.shape.clone();
+    shape[axis] = indices.size();
+    let out = alloc(x.ctx(), x.dtype(), &shape)?;
+    execute(
+        x.ctx(),
+        &Op::Take {
+            x: x.tensor_ref(),
+            indices: indices.tensor_ref(),
+            axis,
+            out: out.tensor_ref(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// Coordinates of the non-zero elements, one `i64` array per axis (the
+/// standard's tuple), in row-major order. 0-d arrays are an error.
+pub fn nonzero(x: &Array) -> Result<Vec<Array>> {
+    if x.ndim() == 0 {
+        return Err(Error::invalid_argument(
+            "nonzero",
+            "0-d arrays have no coordinates; reshape to 1-D first",
+        ));
+    }
+    let count = crate::sum(&x.astype(DType::Bool)?, crate::ALL, false)?.to_scalar::<i64>()? as usize;
+    let out = alloc(x.ctx(), DType::I64, &[count, x.ndim()])?;
+    execute(
+        x.ctx(),
+        &Op::Nonzero {
+            x: x.tensor_ref(),
+            out: out.tensor_ref(),
+        },
+    )?;
+    (0..x.ndim() as isize)
+        .map(|d| out.slice(&[SliceArg::FULL, SliceArg::Index(d)]))
+        .collect()
+}
+
+/// The distinct values of `x`, sorted, as a 1-D array. Every NaN counts as
+/// distinct (NaN != NaN), as the standard specifies.
+pub fn unique_values(x: &Array) -> Result<Array> {
+    let sorted = sort(&x.flatten()?, 0, Order::Ascending)?;
+    let n = sorted.size() as isize;
+    if n <= 1 {
+        return Ok(sorted);
+    }
+    let later = sorted.slice(&along(0, 1, SliceArg::from(1..)))?;
+    let earlier = sorted.slice(&along(0, 1, SliceArg::from(..n - 1)))?;
+    let first = crate::creation::filled(x.ctx(), DType::Bool, &[1], anydev_core::Scalar::Bool(true))?;
+    let keep = crate::concat(&[&first, &later.not_equal(&earlier)?], Some(0))?;
+    let positions = nonzero(&keep)?.remove(0);
+    take_checked(&sorted, &positions.as_contiguous()?, 0)
+}
+
+impl Array {
+    /// Method form of [`sort`].
+    pub fn sort(&self, axis: isize, order: Order) -> Result<Array> {
+        sort(self, axis, order)
+    }
+
+    /// Method form of [`argsort`].
+    pub fn argsort(&self, axis: isize, order: Order) -> Result<Array> {
+        argsort(self, axis, order)
+    }
+
+    /// Method form of [`take`].
+    pub fn take(&self, indices: &Array, axis: Option<isize>) -> Result<Array> {
+        take(self, indices, axis)
+    }
+}
