@@ -3,6 +3,7 @@
 # of every crate. Run from anywhere in the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/ensure-vulkan.sh
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

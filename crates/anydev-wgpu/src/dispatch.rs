@@ -1,0 +1,161 @@
+//! Encoding one kernel launch: the params buffer, the bind group, the
+//! workgroup grid, and the submission, all inside an error scope.
+
+use crate::device::GpuDevice;
+use crate::shader::layout::{HEADER, WORKGROUP};
+use crate::shader::KernelKey;
+use anydev_core::{Error, Result};
+
+/// Builder of the params words (see [`crate::shader::layout`]).
+pub struct Params {
+    words: Vec<i32>,
+}
+
+fn word(op: &str, value: i128) -> Result<i32> {
+    i32::try_from(value).map_err(|_| {
+        Error::invalid_argument(
+            op,
+            format!("{value} does not fit the 32-bit index arithmetic of the wgpu kernels; split the array"),
+        )
+    })
+}
+
+impl Params {
+    /// Header for `threads` threads over an iteration space of `shape`.
+    pub fn new(op: &str, threads: usize, shape: &[usize]) -> Result<Params> {
+        let mut words = vec![0i32; HEADER];
+        words[0] = u32::try_from(threads).map_err(|_| {
+            Error::invalid_argument(
+                op,
+                format!("{threads} elements are more than one wgpu kernel can address"),
+            )
+        })? as i32;
+        words[1] = shape.len() as i32;
+        let mut p = Params { words };
+        for &n in shape {
+            p.push(op, n as i128)?;
+        }
+        Ok(p)
+    }
+
+    /// Sets 64-bit scalar slot `slot` (0..4) to `bits`.
+    pub fn scalar(&mut self, slot: usize, bits: u64) {
+        self.words[2 + 2 * slot] = bits as u32 as i32;
+        self.words[3 + 2 * slot] = (bits >> 32) as u32 as i32;
+    }
+
+    /// Appends one operand layout: element offset, then strides.
+    pub fn operand(&mut self, op: &str, offset: usize, strides: &[isize]) -> Result<()> {
+        self.push(op, offset as i128)?;
+        for &s in strides {
+            self.push(op, s as i128)?;
+        }
+        Ok(())
+    }
+
+    pub fn push(&mut self, op: &str, value: i128) -> Result<()> {
+        self.words.push(word(op, value)?);
+        Ok(())
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        self.words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+}
+
+/// The workgroup grid for `groups` workgroups, folded into two
+/// dimensions when one would exceed the per-dimension limit.
+pub fn grid(dev: &GpuDevice, op: &str, groups: u64) -> Result<[u32; 3]> {
+    let limit = dev.limits.max_compute_workgroups_per_dimension.max(1) as u64;
+    let x = groups.min(limit);
+    let y = groups.div_ceil(x.max(1));
+    if y > limit {
+        return Err(Error::invalid_argument(
+            op,
+            format!("{groups} workgroups are more than one dispatch can launch"),
+        ));
+    }
+    Ok([x as u32, y as u32, 1])
+}
+
+/// The grid for one thread per item in workgroups of [`WORKGROUP`].
+pub fn threads(dev: &GpuDevice, op: &str, items: usize) -> Result<[u32; 3]> {
+    grid(dev, op, (items as u64).div_ceil(WORKGROUP as u64))
+}
+
+/// One launch: a kernel, its params, its input buffers in binding order
+/// (after params), the output buffer (last binding), and the grid.
+pub struct Launch<'a> {
+    pub op: &'a str,
+    pub key: KernelKey,
+    pub params: Params,
+    pub inputs: Vec<&'a wgpu::Buffer>,
+    pub output: &'a wgpu::Buffer,
+    pub grid: [u32; 3],
+}
+
+/// Compiles (or finds) the kernel and submits it. An input that lives in
+/// the output's buffer is snapshotted first, since one dispatch may not
+/// both read and write a buffer through different bindings.
+pub fn launch(dev: &GpuDevice, launch: Launch<'_>, unsupported: impl FnOnce() -> Error) -> Result<()> {
+    if launch.grid.contains(&0) {
+        return Ok(());
+    }
+    let pipeline = dev.pipelines.get(dev, &launch.key, unsupported)?;
+    dev.checked(|| {
+        let params = dev.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("anydev params"),
+            size: (launch.params.words.len() * 4) as u64,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: true,
+        });
+        if let Ok(mut view) = params.slice(..).get_mapped_range_mut() {
+            view.copy_from_slice(&launch.params.bytes());
+        }
+        params.unmap();
+        let mut encoder = dev.device.create_command_encoder(&Default::default());
+        let snapshots: Vec<Option<wgpu::Buffer>> = launch
+            .inputs
+            .iter()
+            .map(|&input| {
+                (input == launch.output).then(|| {
+                    let copy = dev.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("anydev snapshot"),
+                        size: input.size(),
+                        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                    encoder.copy_buffer_to_buffer(input, 0, &copy, 0, input.size());
+                    copy
+                })
+            })
+            .collect();
+        let mut buffers: Vec<&wgpu::Buffer> = vec![&params];
+        for (input, snapshot) in launch.inputs.iter().zip(&snapshots) {
+            buffers.push(snapshot.as_ref().unwrap_or(input));
+        }
+        buffers.push(launch.output);
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        let bind_group = dev.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            let [x, y, z] = launch.grid;
+            pass.dispatch_workgroups(x, y, z);
+        }
+        dev.queue.submit([encoder.finish()]);
+    })
+    .map_err(|e| Error::backend(crate::NAME, format!("{}: launching {:?}: {e}", launch.op, launch.key)))
+}

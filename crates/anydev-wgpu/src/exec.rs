@@ -1,0 +1,560 @@
+//! From an [`Op`] call to kernel launches: pick the kernel key, lay out
+//! the params (shapes, strides, offsets, scalars) and the grid.
+
+use crate::device::GpuDevice;
+use crate::dispatch::{grid, launch, threads, Launch, Params};
+use crate::memory::GpuAllocation;
+use crate::shader::{KernelKey, MATMUL_TILE};
+use anydev_core::backend::TensorRef;
+use anydev_core::ops::{Distribution, Op, Operand, ReduceOp};
+use anydev_core::{DType, Device, Error, Result, Scalar};
+
+/// A reduction switches to a workgroup per output element when each
+/// output folds at least this many elements...
+const WORKGROUP_REDUCE_MIN: usize = 256;
+/// ...and there are too few outputs to keep the device busy otherwise.
+const WORKGROUP_REDUCE_MAX_OUTPUTS: usize = 1 << 14;
+
+/// One op call being translated on one device.
+pub struct Exec<'a> {
+    pub dev: &'a GpuDevice,
+    pub id: Device,
+    pub index: usize,
+    pub name: &'static str,
+}
+
+fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+impl<'a> Exec<'a> {
+    fn unsupported(&self, dtype: DType) -> Error {
+        Error::Unsupported {
+            op: self.name.to_owned(),
+            dtype,
+            device: self.id,
+        }
+    }
+
+    fn invalid(&self, message: impl Into<String>) -> Error {
+        Error::invalid_argument(self.name, message)
+    }
+
+    /// The wgpu buffer behind an operand, checked to be this device's.
+    fn buffer<'t>(&self, t: &TensorRef<'t>) -> Result<&'t wgpu::Buffer> {
+        let alloc = t
+            .buffer
+            .downcast::<GpuAllocation>()
+            .ok_or_else(|| self.invalid(format!("{:?} was not allocated by the wgpu backend", t.buffer)))?;
+        if alloc.device != self.index {
+            return Err(Error::DeviceMismatch {
+                op: self.name.to_owned(),
+                devices: vec![self.id, t.buffer.device()],
+            });
+        }
+        Ok(&alloc.buffer)
+    }
+
+    /// The operand's offset in elements.
+    fn elements(&self, t: &TensorRef<'_>) -> Result<usize> {
+        if !t.offset.is_multiple_of(t.dtype.size()) {
+            return Err(self.invalid(format!(
+                "byte offset {} is not a multiple of the {}-byte size of {}",
+                t.offset,
+                t.dtype.size(),
+                t.dtype
+            )));
+        }
+        Ok(t.offset / t.dtype.size())
+    }
+
+    fn expect_dtype(&self, t: &TensorRef<'_>, dtype: DType, role: &str) -> Result<()> {
+        if t.dtype == dtype {
+            Ok(())
+        } else {
+            Err(self.invalid(format!("{role} has dtype {} where {dtype} is required", t.dtype)))
+        }
+    }
+
+    fn expect_shape(&self, t: &TensorRef<'_>, shape: &[usize], role: &str) -> Result<()> {
+        if t.shape == shape {
+            Ok(())
+        } else {
+            Err(Error::ShapeMismatch {
+                op: self.name.to_owned(),
+                shapes: vec![t.shape.to_vec(), shape.to_vec()],
+                reason: format!("{role} must have shape {shape:?}"),
+            })
+        }
+    }
+
+    fn run(
+        &self,
+        key: KernelKey,
+        params: Params,
+        inputs: Vec<&wgpu::Buffer>,
+        output: &wgpu::Buffer,
+        grid: [u32; 3],
+        dtype: DType,
+    ) -> Result<()> {
+        let l = Launch {
+            op: self.name,
+            key,
+            params,
+            inputs,
+            output,
+            grid,
+        };
+        launch(self.dev, l, || self.unsupported(dtype))
+    }
+
+    /// An elementwise launch over `out`'s shape: tensor operands in order,
+    /// scalar operands in the given slots.
+    fn elementwise(
+        &self,
+        key: KernelKey,
+        operands: &[Operand<&TensorRef<'_>>],
+        out: &TensorRef<'_>,
+        dtype: DType,
+    ) -> Result<()> {
+        let n = numel(out.shape);
+        let mut params = Params::new(self.name, n, out.shape)?;
+        let mut inputs = Vec::new();
+        let mut slot = 0;
+        for operand in operands {
+            match operand {
+                Operand::Tensor(t) => {
+                    self.expect_shape(t, out.shape, "every operand")?;
+                    params.operand(self.name, self.elements(t)?, t.strides)?;
+                    inputs.push(self.buffer(t)?);
+                }
+                Operand::Scalar(s) => {
+                    params.scalar(slot, s.to_bits());
+                    slot += 1;
+                }
+            }
+        }
+        params.operand(self.name, self.elements(out)?, out.strides)?;
+        let grid = threads(self.dev, self.name, n)?;
+        self.run(key, params, inputs, self.buffer(out)?, grid, dtype)
+    }
+
+    fn scalar_of(&self, s: Scalar, dtype: DType) -> Result<Scalar> {
+        if s.dtype() == dtype {
+            Ok(s)
+        } else {
+            Err(self.invalid(format!("scalar {s} has dtype {} where {dtype} is required", s.dtype())))
+        }
+    }
+
+    pub fn execute(&self, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+        let dtype = op.support_dtype();
+        if !crate::shader::supports(self.dev.features, op.code(), dtype) {
+            return Err(self.unsupported(dtype));
+        }
+        match op {
+            Op::Unary { op: u, x, out } => {
+                self.expect_dtype(out, if u.outputs_bool() { DType::Bool } else { x.dtype }, "the output")?;
+                let key = KernelKey::Unary { op: *u, dtype: x.dtype };
+                self.elementwise(key, &[Operand::Tensor(x)], out, dtype)
+            }
+            Op::Binary { op: b, lhs, rhs, out } => {
+                let d = lhs.dtype();
+                if rhs.dtype() != d {
+                    return Err(self.invalid(format!("operands have dtypes {d} and {}", rhs.dtype())));
+                }
+                self.expect_dtype(out, if b.outputs_bool() { DType::Bool } else { d }, "the output")?;
+                let key = KernelKey::Binary {
+                    op: *b,
+                    dtype: d,
+                    lhs_scalar: lhs.tensor().is_none(),
+                    rhs_scalar: rhs.tensor().is_none(),
+                };
+                let operands = [as_ref(lhs), as_ref(rhs)];
+                self.elementwise(key, &operands, out, dtype)
+            }
+            Op::Cast { x, out } => {
+                if !self.dev.features.holds(out.dtype) {
+                    return Err(Error::UnsupportedDType {
+                        dtype: out.dtype,
+                        device: self.id,
+                    });
+                }
+                let key = KernelKey::Cast {
+                    from: x.dtype,
+                    to: out.dtype,
+                };
+                self.elementwise(key, &[Operand::Tensor(x)], out, dtype)
+            }
+            Op::Where { cond, x, y, out } => {
+                self.expect_dtype(cond, DType::Bool, "the condition")?;
+                for v in [x, y] {
+                    if v.dtype() != out.dtype {
+                        return Err(self.invalid(format!(
+                            "where: a value has dtype {} but the output {}",
+                            v.dtype(),
+                            out.dtype
+                        )));
+                    }
+                }
+                let key = KernelKey::Where {
+                    dtype: out.dtype,
+                    x_scalar: x.tensor().is_none(),
+                    y_scalar: y.tensor().is_none(),
+                };
+                let operands = [Operand::Tensor(cond), as_ref(x), as_ref(y)];
+                self.elementwise(key, &operands, out, dtype)
+            }
+            Op::Copy { x, out } => {
+                self.expect_dtype(out, x.dtype, "the output")?;
+                self.elementwise(KernelKey::Copy(x.dtype), &[Operand::Tensor(x)], out, dtype)
+            }
+            Op::Fill { out, value } => {
+                let value = self.scalar_of(*value, out.dtype)?;
+                self.elementwise(KernelKey::Fill(out.dtype), &[Operand::Scalar(value)], out, dtype)
+            }
+            Op::Arange { out, start, step } => {
+                let via = if self.dev.features.holds(DType::F64) {
+                    DType::F64
+                } else {
+                    DType::F32
+                };
+                let bits = |v: f64| {
+                    if via == DType::F64 {
+                        v.to_bits()
+                    } else {
+                        (v as f32).to_bits() as u64
+                    }
+                };
+                let scalars = [
+                    Operand::Scalar(Scalar::from_bits(via, bits(*start))),
+                    Operand::Scalar(Scalar::from_bits(via, bits(*step))),
+                ];
+                self.elementwise(KernelKey::Arange { via, out: out.dtype }, &scalars, out, dtype)
+            }
+            Op::Random {
+                out,
+                dist,
+                seed,
+                counter,
+            } => self.random(out, dist, *seed, *counter),
+            Op::Take { x, indices, axis, out } => self.take(x, indices, *axis, out),
+            Op::Reduce { op: r, x, axes, out } => self.reduce(*r, x, axes, out),
+            Op::Scan { op: s, x, axis, out } => {
+                self.expect_dtype(out, x.dtype, "the output")?;
+                self.lines(KernelKey::Scan { op: *s, dtype: x.dtype }, x, *axis, out, false)
+            }
+            Op::Sort {
+                x,
+                axis,
+                descending,
+                out,
+            } => {
+                self.expect_dtype(out, x.dtype, "the output")?;
+                let key = KernelKey::Sort {
+                    dtype: x.dtype,
+                    descending: *descending,
+                    arg: false,
+                };
+                self.lines(key, x, *axis, out, true)
+            }
+            Op::Argsort {
+                x,
+                axis,
+                descending,
+                out,
+            } => {
+                self.expect_dtype(out, DType::I64, "the output")?;
+                let key = KernelKey::Sort {
+                    dtype: x.dtype,
+                    descending: *descending,
+                    arg: true,
+                };
+                self.lines(key, x, *axis, out, true)
+            }
+            Op::SearchSorted {
+                sorted,
+                values,
+                right,
+                out,
+            } => self.search_sorted(sorted, values, *right, out),
+            Op::Matmul { a, b, out } => self.matmul(a, b, out),
+            Op::Nonzero { x, out } => self.nonzero(x, out),
+        }
+    }
+
+    fn random(&self, out: &TensorRef<'_>, dist: &Distribution, seed: u64, counter: u64) -> Result<()> {
+        let (p, q, normal) = match *dist {
+            Distribution::Uniform { low, high } => (low, high, false),
+            Distribution::Normal { mean, std } => (mean, std, true),
+        };
+        let wide = out.dtype == DType::F64;
+        let param = |v: f64| {
+            if wide {
+                Operand::Scalar(Scalar::F64(v))
+            } else {
+                Operand::Scalar(Scalar::F32(v as f32))
+            }
+        };
+        let operands = [
+            Operand::Scalar(Scalar::U64(seed)),
+            Operand::Scalar(Scalar::U64(counter)),
+            param(p),
+            param(q),
+        ];
+        self.elementwise(KernelKey::Random { out: out.dtype, normal }, &operands, out, out.dtype)
+    }
+
+    fn axis_of(&self, axis: usize, ndim: usize) -> Result<()> {
+        if axis < ndim {
+            Ok(())
+        } else {
+            Err(Error::InvalidAxis {
+                op: self.name.to_owned(),
+                axis: axis as isize,
+                ndim,
+            })
+        }
+    }
+
+    fn take(&self, x: &TensorRef<'_>, indices: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
+        self.axis_of(axis, x.shape.len())?;
+        self.expect_dtype(indices, DType::I64, "the indices")?;
+        self.expect_dtype(out, x.dtype, "the output")?;
+        if indices.shape.len() != 1 {
+            return Err(self.invalid("indices must be one-dimensional"));
+        }
+        let mut shape = x.shape.to_vec();
+        shape[axis] = indices.shape[0];
+        self.expect_shape(out, &shape, "the output")?;
+        if x.shape[axis] == 0 && indices.shape[0] > 0 {
+            return Err(self.invalid("cannot take from an empty axis"));
+        }
+        let n = numel(&shape);
+        let mut params = Params::new(self.name, n, &shape)?;
+        let mut index_strides = vec![0isize; shape.len()];
+        index_strides[axis] = indices.strides[0];
+        params.operand(self.name, self.elements(indices)?, &index_strides)?;
+        let mut x_strides = x.strides.to_vec();
+        x_strides[axis] = 0;
+        params.operand(self.name, self.elements(x)?, &x_strides)?;
+        params.operand(self.name, self.elements(out)?, out.strides)?;
+        params.scalar(0, x.strides[axis] as i64 as u64);
+        let grid = threads(self.dev, self.name, n)?;
+        let inputs = vec![self.buffer(indices)?, self.buffer(x)?];
+        self.run(
+            KernelKey::Take(x.dtype),
+            params,
+            inputs,
+            self.buffer(out)?,
+            grid,
+            x.dtype,
+        )
+    }
+
+    fn reduce(&self, op: ReduceOp, x: &TensorRef<'_>, axes: &[usize], out: &TensorRef<'_>) -> Result<()> {
+        let nd = x.shape.len();
+        for (i, &a) in axes.iter().enumerate() {
+            self.axis_of(a, nd)?;
+            if i > 0 && axes[i - 1] >= a {
+                return Err(self.invalid("the axes must be sorted and unique"));
+            }
+        }
+        if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) && axes.len() != 1 {
+            return Err(self.invalid(format!("{op} reduces exactly one axis")));
+        }
+        let out_dtype = match op {
+            ReduceOp::All | ReduceOp::Any => DType::Bool,
+            ReduceOp::ArgMax | ReduceOp::ArgMin => DType::I64,
+            _ => x.dtype,
+        };
+        self.expect_dtype(out, out_dtype, "the output")?;
+        let mut shape = x.shape.to_vec();
+        for &a in axes {
+            shape[a] = 1;
+        }
+        self.expect_shape(
+            out,
+            &shape,
+            "the output (the input's shape with the reduced axes of length 1)",
+        )?;
+        let red_shape: Vec<usize> = axes.iter().map(|&a| x.shape[a]).collect();
+        let n_red = numel(&red_shape);
+        let n_out = numel(&shape);
+        let needs_element = matches!(op, ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMax | ReduceOp::ArgMin);
+        if needs_element && n_red == 0 && n_out > 0 {
+            return Err(self.invalid(format!("{op} of an empty axis has no value")));
+        }
+        let workgroup = n_red >= WORKGROUP_REDUCE_MIN && n_out <= WORKGROUP_REDUCE_MAX_OUTPUTS;
+        let mut params = Params::new(self.name, n_out, &shape)?;
+        params.operand(self.name, self.elements(x)?, x.strides)?;
+        params.operand(self.name, self.elements(out)?, out.strides)?;
+        params.push(self.name, n_red as i128)?;
+        params.push(self.name, axes.len() as i128)?;
+        for &n in &red_shape {
+            params.push(self.name, n as i128)?;
+        }
+        for &a in axes {
+            params.push(self.name, x.strides[a] as i128)?;
+        }
+        let grid = if workgroup {
+            grid(self.dev, self.name, n_out as u64)?
+        } else {
+            threads(self.dev, self.name, n_out)?
+        };
+        let key = KernelKey::Reduce {
+            op,
+            dtype: x.dtype,
+            workgroup,
+        };
+        self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)
+    }
+
+    /// Scans and sorts: an iteration space of lines along `axis`; one
+    /// thread per line, or per element when `per_element`.
+    fn lines(
+        &self,
+        key: KernelKey,
+        x: &TensorRef<'_>,
+        axis: usize,
+        out: &TensorRef<'_>,
+        per_element: bool,
+    ) -> Result<()> {
+        self.axis_of(axis, x.shape.len())?;
+        self.expect_shape(out, x.shape, "the output")?;
+        let len = x.shape[axis];
+        let mut shape = x.shape.to_vec();
+        shape[axis] = 1;
+        let lines = numel(&shape);
+        let work = if per_element { lines * len } else { lines };
+        let work = if len == 0 { 0 } else { work };
+        let mut params = Params::new(self.name, work, &shape)?;
+        params.operand(self.name, self.elements(x)?, x.strides)?;
+        params.operand(self.name, self.elements(out)?, out.strides)?;
+        params.push(self.name, len as i128)?;
+        params.push(self.name, x.strides[axis] as i128)?;
+        params.push(self.name, out.strides[axis] as i128)?;
+        let grid = threads(self.dev, self.name, work)?;
+        self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)
+    }
+
+    fn search_sorted(
+        &self,
+        sorted: &TensorRef<'_>,
+        values: &TensorRef<'_>,
+        right: bool,
+        out: &TensorRef<'_>,
+    ) -> Result<()> {
+        if sorted.shape.len() != 1 {
+            return Err(self.invalid("the sorted array must be one-dimensional"));
+        }
+        self.expect_dtype(values, sorted.dtype, "the values")?;
+        self.expect_dtype(out, DType::I64, "the output")?;
+        self.expect_shape(out, values.shape, "the output")?;
+        let n = numel(values.shape);
+        let mut params = Params::new(self.name, n, values.shape)?;
+        params.operand(self.name, self.elements(values)?, values.strides)?;
+        params.operand(self.name, self.elements(out)?, out.strides)?;
+        params.scalar(0, self.elements(sorted)? as u64);
+        params.scalar(1, sorted.strides[0] as i64 as u64);
+        params.scalar(2, sorted.shape[0] as u64);
+        let grid = threads(self.dev, self.name, n)?;
+        let key = KernelKey::SearchSorted {
+            dtype: sorted.dtype,
+            right,
+        };
+        let inputs = vec![self.buffer(values)?, self.buffer(sorted)?];
+        self.run(key, params, inputs, self.buffer(out)?, grid, sorted.dtype)
+    }
+
+    fn matmul(&self, a: &TensorRef<'_>, b: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
+        let nd = out.shape.len();
+        if nd < 2 || a.shape.len() != nd || b.shape.len() != nd {
+            return Err(self.invalid(
+                "matmul operands must have the same rank, at least 2 (batch dims broadcast with zero strides)",
+            ));
+        }
+        self.expect_dtype(b, a.dtype, "b")?;
+        self.expect_dtype(out, a.dtype, "the output")?;
+        let (m, k, n) = (a.shape[nd - 2], a.shape[nd - 1], b.shape[nd - 1]);
+        let batch = &out.shape[..nd - 2];
+        let shapes_ok = b.shape[nd - 2] == k
+            && out.shape[nd - 2] == m
+            && out.shape[nd - 1] == n
+            && a.shape[..nd - 2] == *batch
+            && b.shape[..nd - 2] == *batch;
+        if !shapes_ok {
+            return Err(Error::ShapeMismatch {
+                op: self.name.to_owned(),
+                shapes: vec![a.shape.to_vec(), b.shape.to_vec(), out.shape.to_vec()],
+                reason: "expected [..., m, k] @ [..., k, n] -> [..., m, n]".into(),
+            });
+        }
+        let batches = numel(batch);
+        if batches > self.dev.limits.max_compute_workgroups_per_dimension as usize {
+            return Err(self.invalid(format!(
+                "{batches} matrices are more than one wgpu dispatch can launch; split the batch"
+            )));
+        }
+        let mut params = Params::new(self.name, batches, batch)?;
+        for t in [a, b, out] {
+            params.operand(self.name, self.elements(t)?, &t.strides[..nd - 2])?;
+        }
+        for v in [m, n, k] {
+            params.push(self.name, v as i128)?;
+        }
+        for t in [a, b, out] {
+            params.push(self.name, t.strides[nd - 2] as i128)?;
+            params.push(self.name, t.strides[nd - 1] as i128)?;
+        }
+        let tiles = |v: usize| (v as u32).div_ceil(MATMUL_TILE);
+        let grid = if m * n * batches == 0 {
+            [0, 0, 0]
+        } else {
+            [tiles(n), tiles(m), batches as u32]
+        };
+        let inputs = vec![self.buffer(a)?, self.buffer(b)?];
+        self.run(
+            KernelKey::Matmul(a.dtype),
+            params,
+            inputs,
+            self.buffer(out)?,
+            grid,
+            a.dtype,
+        )
+    }
+
+    fn nonzero(&self, x: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
+        self.expect_dtype(out, DType::I64, "the output")?;
+        let nd = x.shape.len();
+        if out.shape.len() != 2 || out.shape[1] != nd {
+            return Err(self.invalid(format!("the output must have shape [count, {nd}]")));
+        }
+        let n = numel(x.shape);
+        let mut params = Params::new(self.name, n, x.shape)?;
+        params.operand(self.name, self.elements(x)?, x.strides)?;
+        params.push(self.name, self.elements(out)? as i128)?;
+        params.push(self.name, out.strides[0] as i128)?;
+        params.push(self.name, out.strides[1] as i128)?;
+        let grid = if n == 0 || out.shape[0] == 0 {
+            [0, 0, 0]
+        } else {
+            [1, 1, 1]
+        };
+        self.run(
+            KernelKey::Nonzero(x.dtype),
+            params,
+            vec![self.buffer(x)?],
+            self.buffer(out)?,
+            grid,
+            x.dtype,
+        )
+    }
+}
+
+fn as_ref<'r, 't>(o: &'r Operand<TensorRef<'t>>) -> Operand<&'r TensorRef<'t>> {
+    match o {
+        Operand::Tensor(t) => Operand::Tensor(t),
+        Operand::Scalar(s) => Operand::Scalar(*s),
+    }
+}

@@ -1,0 +1,298 @@
+//! The portable GPU backend: every adapter wgpu reaches (Vulkan, Metal,
+//! DX12) as devices `wgpu:0`, `wgpu:1`, ..., best first (discrete, then
+//! integrated, virtual, and software adapters such as llvmpipe last).
+//!
+//! - Initialisation is lazy (in the provider's initialiser) and never
+//!   panics or hangs: no adapter is `InitError::Unavailable` with the
+//!   reason. `ANYDEV_WGPU_BACKENDS=none` forces that (see [`adapter`]).
+//! - Memory is wgpu storage buffers; host transfers stage and wait inside
+//!   the backend, so callers see the same ordered, synchronous semantics
+//!   as on every other device ([`memory`]).
+//! - Each device has one queue; streams share its submission order and
+//!   events are submission indices ([`stream`]).
+//! - Kernels are WGSL generated per op and dtype from one table
+//!   ([`shader`]), compiled once per device ([`pipeline_cache`]).
+//!
+//! Supported dtypes: bool, i8, i16, i32, u8, u16, u32, f16, bf16 and f32
+//! everywhere (1- and 2-byte types packed into 32-bit words, f16/bf16
+//! computing in f32); i64 and u64 with `SHADER_INT64`; f64 with
+//! `SHADER_F64` and `SHADER_INT64`. WGSL has no f64 transcendental
+//! functions, so exp, log, sin, pow, ... are unsupported for f64.
+
+pub mod adapter;
+mod device;
+mod dispatch;
+mod exec;
+mod memory;
+mod pipeline_cache;
+pub mod shader;
+mod stream;
+
+pub use adapter::{InitOptions, BACKENDS_ENV};
+
+use anydev_core::backend::{check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use anydev_core::capability::Capabilities;
+use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
+use anydev_core::ops::{Op, OpCode};
+use anydev_core::stream::{Event, Stream};
+use anydev_core::{BackendProvider, DType, Device, DeviceKind, Error, InitError, Result};
+use device::GpuDevice;
+use memory::GpuAllocation;
+use std::sync::Arc;
+use stream::{GpuEvent, GpuStream};
+
+/// Backend name and device kind.
+pub const NAME: &str = "wgpu";
+
+/// Priority when the runtime picks the default device: above the CPU,
+/// below vendor-native backends such as CUDA.
+pub const PRIORITY: i32 = 50;
+
+/// The provider the runtime registers; options come from the environment
+/// when the runtime initialises it, not before.
+pub fn provider() -> BackendProvider {
+    BackendProvider::new(NAME, PRIORITY, || {
+        let options = InitOptions::from_env().map_err(InitError::Failed)?;
+        init(&options)
+    })
+}
+
+/// Initialises the backend with explicit options.
+pub fn init(options: &InitOptions) -> std::result::Result<Arc<dyn Backend>, InitError> {
+    Ok(Arc::new(WgpuBackend::new(options)?))
+}
+
+/// The wgpu backend: one device per adapter.
+pub struct WgpuBackend {
+    devices: Vec<GpuDevice>,
+    kind: DeviceKind,
+}
+
+impl WgpuBackend {
+    pub fn new(options: &InitOptions) -> std::result::Result<WgpuBackend, InitError> {
+        Ok(WgpuBackend {
+            devices: adapter::open_devices(options)?,
+            kind: DeviceKind::new(NAME),
+        })
+    }
+
+    fn id(&self, index: usize) -> Device {
+        Device::new(self.kind, index)
+    }
+
+    fn device(&self, index: usize) -> Result<&GpuDevice> {
+        self.devices.get(index).ok_or_else(|| Error::DeviceUnavailable {
+            device: format!("{NAME}:{index}"),
+            reason: format!("the wgpu backend has {} device(s)", self.devices.len()),
+            available: (0..self.devices.len()).map(|i| self.id(i)).collect(),
+        })
+    }
+
+    fn stream_device(&self, stream: &Stream) -> Result<(usize, &GpuDevice)> {
+        let handle = stream
+            .downcast::<GpuStream>()
+            .ok_or_else(|| Error::backend(NAME, format!("{stream:?} is not a wgpu stream")))?;
+        Ok((handle.device, self.device(handle.device)?))
+    }
+
+    fn event<'e>(&self, event: &'e Event) -> Result<(&'e GpuEvent, &GpuDevice)> {
+        let handle = event
+            .downcast::<GpuEvent>()
+            .ok_or_else(|| Error::backend(NAME, format!("{event:?} is not a wgpu event")))?;
+        Ok((handle, self.device(handle.device)?))
+    }
+
+    /// The wgpu buffer behind `buffer` and the index of its device.
+    fn gpu<'b>(&self, buffer: &'b Buffer) -> Result<(&'b wgpu::Buffer, usize)> {
+        let alloc = buffer
+            .downcast::<GpuAllocation>()
+            .ok_or_else(|| Error::backend(NAME, format!("{buffer:?} was not allocated by the wgpu backend")))?;
+        Ok((&alloc.buffer, alloc.device))
+    }
+
+    /// The buffer, checked to belong to the stream's device.
+    fn on_stream<'b>(&self, op: &str, buffer: &'b Buffer, index: usize) -> Result<&'b wgpu::Buffer> {
+        let (b, owner) = self.gpu(buffer)?;
+        if owner != index {
+            return Err(Error::invalid_argument(
+                op,
+                format!(
+                    "{buffer:?} is on {} but the stream is on {}",
+                    self.id(owner),
+                    self.id(index)
+                ),
+            ));
+        }
+        Ok(b)
+    }
+
+    fn poll(&self, dev: &GpuDevice, wait: wgpu::PollType) -> Result<()> {
+        dev.device
+            .poll(wait)
+            .map(|_| ())
+            .map_err(|e| Error::backend(NAME, format!("waiting for {}: {e}", dev.info.name)))
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+
+    fn properties(&self, index: usize) -> Result<DeviceProperties> {
+        Ok(self.device(index)?.properties())
+    }
+
+    fn capabilities(&self, index: usize) -> Result<Capabilities> {
+        Ok(self.device(index)?.capabilities())
+    }
+
+    fn supports(&self, index: usize, op: OpCode, dtype: DType) -> bool {
+        self.devices
+            .get(index)
+            .is_some_and(|d| shader::supports(d.features, op, dtype))
+    }
+
+    fn memory_kinds(&self, _index: usize) -> Vec<MemoryKind> {
+        vec![MemoryKind::Device]
+    }
+
+    fn allocate(&self, index: usize, bytes: usize, kind: MemoryKind) -> Result<Box<dyn Allocation>> {
+        let dev = self.device(index)?;
+        if kind != MemoryKind::Device {
+            return Err(Error::invalid_argument(
+                "allocate",
+                format!("the wgpu backend allocates only device memory, not {kind}"),
+            ));
+        }
+        Ok(Box::new(memory::allocate(dev, self.id(index), index, bytes)?))
+    }
+
+    fn memory_stats(&self, index: usize) -> Result<MemoryStats> {
+        Ok(self.device(index)?.counter.stats())
+    }
+
+    fn default_stream(&self, index: usize) -> Result<Stream> {
+        self.create_stream(index)
+    }
+
+    fn create_stream(&self, index: usize) -> Result<Stream> {
+        self.device(index)?;
+        Ok(Stream::new(self.id(index), Arc::new(GpuStream { device: index })))
+    }
+
+    fn record_event(&self, stream: &Stream) -> Result<Event> {
+        let (index, dev) = self.stream_device(stream)?;
+        Ok(Event::new(
+            self.id(index),
+            Arc::new(GpuEvent::record(index, &dev.queue)),
+        ))
+    }
+
+    fn wait_event(&self, stream: &Stream, event: &Event) -> Result<()> {
+        let (index, _) = self.stream_device(stream)?;
+        let (handle, dev) = self.event(event)?;
+        if handle.device == index {
+            // One queue per device: later submissions already run after it.
+            Ok(())
+        } else {
+            self.poll(
+                dev,
+                wgpu::PollType::Wait {
+                    submission_index: Some(handle.index.clone()),
+                    timeout: None,
+                },
+            )
+        }
+    }
+
+    fn query_event(&self, event: &Event) -> Result<bool> {
+        let (handle, dev) = self.event(event)?;
+        if !handle.is_done() {
+            self.poll(dev, wgpu::PollType::Poll)?;
+        }
+        Ok(handle.is_done())
+    }
+
+    fn synchronize_event(&self, event: &Event) -> Result<()> {
+        let (handle, dev) = self.event(event)?;
+        self.poll(
+            dev,
+            wgpu::PollType::Wait {
+                submission_index: Some(handle.index.clone()),
+                timeout: None,
+            },
+        )
+    }
+
+    fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
+        let (_, dev) = self.stream_device(stream)?;
+        self.poll(dev, wgpu::PollType::wait_indefinitely())
+    }
+
+    fn synchronize(&self, index: usize) -> Result<()> {
+        self.poll(self.device(index)?, wgpu::PollType::wait_indefinitely())
+    }
+
+    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
+        let (index, dev) = self.stream_device(stream)?;
+        check_range("copy_from_host", dst, dst_offset, src.len())?;
+        memory::write(dev, self.on_stream("copy_from_host", dst, index)?, dst_offset, src)
+    }
+
+    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
+        let (index, dev) = self.stream_device(stream)?;
+        check_range("copy_to_host", src, src_offset, dst.len())?;
+        memory::read(dev, self.on_stream("copy_to_host", src, index)?, src_offset, dst)
+    }
+
+    fn copy_between(
+        &self,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &Buffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        self.stream_device(stream)?;
+        check_range("copy_between", src, src_offset, len)?;
+        check_range("copy_between", dst, dst_offset, len)?;
+        let ((s, si), (d, di)) = (self.gpu(src)?, self.gpu(dst)?);
+        if si == di {
+            return memory::copy(self.device(si)?, s, src_offset, d, dst_offset, len);
+        }
+        // Two wgpu devices share no memory: stage through the host.
+        let mut staged = vec![0u8; len];
+        memory::read(self.device(si)?, s, src_offset, &mut staged)?;
+        memory::write(self.device(di)?, d, dst_offset, &staged)
+    }
+
+    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        let (index, dev) = self.stream_device(stream)?;
+        if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
+            return Err(Error::invalid_argument(
+                "fill",
+                format!("{len} bytes is not a whole number of {}-byte patterns", pattern.len()),
+            ));
+        }
+        check_range("fill", dst, offset, len)?;
+        memory::fill(dev, self.on_stream("fill", dst, index)?, offset, len, pattern)
+    }
+
+    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+        let (index, dev) = self.stream_device(stream)?;
+        check_operands(op)?;
+        let exec = exec::Exec {
+            dev,
+            id: self.id(index),
+            index,
+            name: op.code().name(),
+        };
+        exec.execute(op)
+    }
+}

@@ -1,0 +1,191 @@
+//! Compiled compute pipelines, one per [`KernelKey`] per device: each
+//! kernel is generated and compiled the first time it is used and reused
+//! after that.
+
+use crate::device::{lock, GpuDevice};
+use crate::shader::{self, KernelKey};
+use anydev_core::{Error, Result};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+#[derive(Default)]
+pub struct PipelineCache {
+    pipelines: Mutex<HashMap<KernelKey, Arc<wgpu::ComputePipeline>>>,
+}
+
+impl PipelineCache {
+    /// Number of compiled pipelines (for tests and diagnostics).
+    pub fn len(&self) -> usize {
+        lock(&self.pipelines).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The pipeline for `key`, compiling it on first use. `unsupported`
+    /// builds the error for a key the generator refuses.
+    pub fn get(
+        &self,
+        device: &GpuDevice,
+        key: &KernelKey,
+        unsupported: impl FnOnce() -> Error,
+    ) -> Result<Arc<wgpu::ComputePipeline>> {
+        if let Some(p) = lock(&self.pipelines).get(key) {
+            return Ok(Arc::clone(p));
+        }
+        let source = shader::source(key).ok_or_else(unsupported)?;
+        let label = format!("{key:?}");
+        let pipeline = device
+            .checked(|| {
+                let module = device.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&label),
+                    source: wgpu::ShaderSource::Wgsl(source.as_str().into()),
+                });
+                device.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(&label),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+            })
+            .map_err(|e| {
+                Error::backend(
+                    crate::NAME,
+                    format!("the generated kernel {label} failed to compile (a bug in anydev-wgpu): {e}"),
+                )
+            })?;
+        let pipeline = Arc::new(pipeline);
+        lock(&self.pipelines).insert(*key, Arc::clone(&pipeline));
+        Ok(pipeline)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::adapter::{open_devices, InitOptions};
+    use crate::shader::{supports, KernelKey};
+    use anydev_core::ops::OpCode;
+    use anydev_core::{DType, Error};
+
+    /// Every kernel variant of every supported (op, dtype) pair.
+    fn keys(op: OpCode, d: DType) -> Vec<KernelKey> {
+        let flags = [false, true];
+        match op {
+            OpCode::Unary(op) => vec![KernelKey::Unary { op, dtype: d }],
+            OpCode::Binary(op) => flags
+                .iter()
+                .flat_map(|&l| {
+                    flags.map(|r| KernelKey::Binary {
+                        op,
+                        dtype: d,
+                        lhs_scalar: l,
+                        rhs_scalar: r,
+                    })
+                })
+                .collect(),
+            OpCode::Reduce(op) => flags
+                .iter()
+                .map(|&w| KernelKey::Reduce {
+                    op,
+                    dtype: d,
+                    workgroup: w,
+                })
+                .collect(),
+            OpCode::Scan(op) => vec![KernelKey::Scan { op, dtype: d }],
+            OpCode::Cast => DType::ALL.iter().map(|&to| KernelKey::Cast { from: d, to }).collect(),
+            OpCode::Where => vec![
+                KernelKey::Where {
+                    dtype: d,
+                    x_scalar: false,
+                    y_scalar: false,
+                },
+                KernelKey::Where {
+                    dtype: d,
+                    x_scalar: true,
+                    y_scalar: true,
+                },
+            ],
+            OpCode::Copy => vec![KernelKey::Copy(d)],
+            OpCode::Fill => vec![KernelKey::Fill(d)],
+            OpCode::Arange => vec![
+                KernelKey::Arange {
+                    via: DType::F64,
+                    out: d,
+                },
+                KernelKey::Arange {
+                    via: DType::F32,
+                    out: d,
+                },
+            ],
+            OpCode::Random => flags
+                .iter()
+                .map(|&normal| KernelKey::Random { out: d, normal })
+                .collect(),
+            OpCode::Take => vec![KernelKey::Take(d)],
+            OpCode::Matmul => vec![KernelKey::Matmul(d)],
+            OpCode::Sort | OpCode::Argsort => flags
+                .iter()
+                .flat_map(|&desc| {
+                    flags.map(|arg| KernelKey::Sort {
+                        dtype: d,
+                        descending: desc,
+                        arg,
+                    })
+                })
+                .collect(),
+            OpCode::SearchSorted => flags
+                .iter()
+                .map(|&right| KernelKey::SearchSorted { dtype: d, right })
+                .collect(),
+            OpCode::Nonzero => vec![KernelKey::Nonzero(d)],
+        }
+    }
+
+    /// Every generated kernel of every supported pair compiles on every
+    /// device, and a pair declared unsupported has no kernel to compile.
+    #[test]
+    fn every_supported_kernel_compiles() {
+        let devices = match open_devices(&InitOptions::from_env().unwrap()) {
+            Ok(d) => d,
+            Err(e) => return eprintln!("SKIPPED: no wgpu device: {e:?}"),
+        };
+        for dev in &devices {
+            let mut failures = Vec::new();
+            for op in OpCode::all() {
+                for d in DType::ALL {
+                    if !supports(dev.features, op, d) {
+                        continue;
+                    }
+                    for key in keys(op, d) {
+                        let needs = match key {
+                            KernelKey::Cast { to, .. } => to,
+                            KernelKey::Arange { via, .. } => via,
+                            _ => d,
+                        };
+                        if !dev.features.holds(needs) {
+                            continue;
+                        }
+                        let unsupported = || Error::backend("test", "unsupported");
+                        if let Err(e) = dev.pipelines.get(dev, &key, unsupported) {
+                            failures.push(format!("{key:?}: {e}"));
+                        }
+                    }
+                }
+            }
+            assert!(
+                failures.is_empty(),
+                "{} kernels failed:\n{}",
+                failures.len(),
+                failures.join("\n")
+            );
+            assert!(
+                dev.pipelines.len() > 500,
+                "only {} kernels compiled",
+                dev.pipelines.len()
+            );
+        }
+    }
+}

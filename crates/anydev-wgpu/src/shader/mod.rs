@@ -1,0 +1,255 @@
+//! WGSL generation: every kernel is produced from a [`KernelKey`] by the
+//! templates in this module, from two tables: [`dtype`] (how each dtype is
+//! stored and computed) and [`exprs`] (what each elementwise op computes).
+//! No shader text is written per (op, dtype) pair.
+
+pub mod dtype;
+pub mod exprs;
+pub mod layout;
+mod lines;
+pub mod map;
+mod matmul;
+mod nonzero;
+mod prelude;
+mod random;
+mod reduce;
+
+use anydev_ops::{BinaryOp, DType, OpCode, ReduceOp, ScanOp, UnaryOp};
+use dtype::{Repr, ShaderFeatures};
+use map::{MapSpec, Operand};
+
+pub use matmul::TILE as MATMUL_TILE;
+
+/// Everything that decides a kernel's source; the pipeline cache key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelKey {
+    Unary {
+        op: UnaryOp,
+        dtype: DType,
+    },
+    /// `lhs_scalar`/`rhs_scalar`: that operand comes from the params slots.
+    Binary {
+        op: BinaryOp,
+        dtype: DType,
+        lhs_scalar: bool,
+        rhs_scalar: bool,
+    },
+    Cast {
+        from: DType,
+        to: DType,
+    },
+    Where {
+        dtype: DType,
+        x_scalar: bool,
+        y_scalar: bool,
+    },
+    Copy(DType),
+    Fill(DType),
+    /// `via` is the type the values are computed in (f64 where the device has it).
+    Arange {
+        via: DType,
+        out: DType,
+    },
+    Random {
+        out: DType,
+        normal: bool,
+    },
+    Take(DType),
+    Reduce {
+        op: ReduceOp,
+        dtype: DType,
+        workgroup: bool,
+    },
+    Scan {
+        op: ScanOp,
+        dtype: DType,
+    },
+    Sort {
+        dtype: DType,
+        descending: bool,
+        arg: bool,
+    },
+    SearchSorted {
+        dtype: DType,
+        right: bool,
+    },
+    Matmul(DType),
+    Nonzero(DType),
+}
+
+/// Whether a device with `features` runs `op` for `dtype` (the dtype of
+/// `Op::support_dtype`). Index outputs and inputs are `i64`, so the ops
+/// that produce or read them need 64-bit integers.
+pub fn supports(features: ShaderFeatures, op: OpCode, dtype: DType) -> bool {
+    if !features.holds(dtype) {
+        return false;
+    }
+    let r = Repr::of(dtype);
+    let i64_ok = features.holds(DType::I64);
+    match op {
+        OpCode::Unary(u) => exprs::unary(u, &r).is_some(),
+        OpCode::Binary(b) => exprs::binary(b, &r).is_some(),
+        OpCode::Reduce(o) => reduce::supported(o, &r) && (i64_ok || !matches!(o, ReduceOp::ArgMax | ReduceOp::ArgMin)),
+        OpCode::Scan(_) | OpCode::Matmul => !r.is_bool(),
+        OpCode::Arange => !r.is_bool(),
+        OpCode::Random => r.is_float(),
+        OpCode::Cast | OpCode::Where | OpCode::Copy | OpCode::Fill => true,
+        OpCode::Take | OpCode::Sort | OpCode::Argsort | OpCode::SearchSorted | OpCode::Nonzero => i64_ok,
+    }
+}
+
+/// The WGSL source of a kernel, or `None` when the op is unsupported for
+/// its dtypes (the caller has checked device features).
+pub fn source(key: &KernelKey) -> Option<String> {
+    let of = Repr::of;
+    let bool_repr = of(DType::Bool);
+    Some(match *key {
+        KernelKey::Unary { op, dtype } => {
+            let r = of(dtype);
+            let expr = exprs::unary(op, &r)?;
+            let out = if op.outputs_bool() { bool_repr } else { r };
+            map::source(&elementwise(
+                vec![tensor(r)],
+                out,
+                format!("  let a = v0;\n  let r = {};", expr.into_value()),
+            ))
+        }
+        KernelKey::Binary {
+            op,
+            dtype,
+            lhs_scalar,
+            rhs_scalar,
+        } => {
+            let r = of(dtype);
+            let expr = exprs::binary(op, &r)?;
+            let out = if op.outputs_bool() { bool_repr } else { r };
+            let operands = vec![either(r, lhs_scalar, 0), either(r, rhs_scalar, 1)];
+            map::source(&elementwise(
+                operands,
+                out,
+                format!("  let a = v0;\n  let b = v1;\n  let r = {};", expr.into_value()),
+            ))
+        }
+        KernelKey::Cast { from, to } => {
+            let (s, d) = (of(from), of(to));
+            map::source(&elementwise(
+                vec![tensor(s)],
+                d,
+                format!("  let r = {};", exprs::cast(&s, &d, "v0")),
+            ))
+        }
+        KernelKey::Where {
+            dtype,
+            x_scalar,
+            y_scalar,
+        } => {
+            let r = of(dtype);
+            let operands = vec![tensor(bool_repr), either(r, x_scalar, 0), either(r, y_scalar, 1)];
+            map::source(&elementwise(operands, r, "  let r = select(v2, v1, v0 != 0u);".into()))
+        }
+        KernelKey::Copy(dtype) => map::source(&elementwise(vec![tensor(of(dtype))], of(dtype), "  let r = v0;".into())),
+        KernelKey::Fill(dtype) => {
+            let r = of(dtype);
+            map::source(&elementwise(
+                vec![Operand::Scalar { repr: r, slot: 0 }],
+                r,
+                "  let r = v0;".into(),
+            ))
+        }
+        KernelKey::Arange { via, out } => {
+            let (v, o) = (of(via), of(out));
+            let scalars = vec![
+                Operand::Scalar { repr: v, slot: 0 },
+                Operand::Scalar { repr: v, slot: 1 },
+            ];
+            let value = format!("(v0 + {}(i) * v1)", v.compute);
+            map::source(&elementwise(
+                scalars,
+                o,
+                format!("  let r = {};", exprs::cast(&v, &o, &value)),
+            ))
+        }
+        KernelKey::Random { out, normal } => map::source(&random::spec(&of(out), normal)?),
+        KernelKey::Take(dtype) => {
+            // Operand 0: the index for this output element (strides only on
+            // the axis); operand 1: `x` with a zero stride on the axis.
+            // Slot 0 holds x's stride along the axis.
+            let operands = vec![
+                tensor(of(DType::I64)),
+                Operand::Tensor {
+                    repr: of(dtype),
+                    load: false,
+                },
+            ];
+            map::source(&elementwise(
+                operands,
+                of(dtype),
+                "  let r = ld_t1(o1 + i32(v0) * params[2]);".into(),
+            ))
+        }
+        KernelKey::SearchSorted { dtype, right } => {
+            let r = of(dtype);
+            let t = r.compute;
+            let nan = |e: &str| {
+                if r.is_float() {
+                    format!("isnan_{t}({e})")
+                } else {
+                    "false".into()
+                }
+            };
+            // lt(a, b): a sorts before b, NaN last.
+            let lt = |a: &str, b: &str| format!("({a} < {b} || (!{} && {}))", nan(a), nan(b));
+            let go_right = if right {
+                format!("!{}", lt("v0", "s"))
+            } else {
+                lt("s", "v0")
+            };
+            // Slots: 0 = offset, 1 = stride, 2 = length of `sorted` (extra binding e0).
+            let body = format!(
+                "  var lo = 0u;\n  var hi = u32(params[6]);\n  while (lo < hi) {{\n    let mid = (lo + hi) / 2u;\n    let s = ld_e0(params[2] + i32(mid) * params[4]);\n    if ({go_right}) {{ lo = mid + 1u; }} else {{ hi = mid; }}\n  }}\n  let r = i64(lo);"
+            );
+            let mut spec = elementwise(vec![tensor(r)], of(DType::I64), body);
+            spec.extra = vec![r];
+            map::source(&spec)
+        }
+        KernelKey::Reduce { op, dtype, workgroup } => {
+            let x = of(dtype);
+            if !reduce::supported(op, &x) {
+                return None;
+            }
+            let out = match op {
+                ReduceOp::All | ReduceOp::Any => bool_repr,
+                ReduceOp::ArgMax | ReduceOp::ArgMin => of(DType::I64),
+                _ => x,
+            };
+            reduce::source(op, &x, &out, workgroup)
+        }
+        KernelKey::Scan { op, dtype } => lines::scan(op, &of(dtype)),
+        KernelKey::Sort { dtype, descending, arg } => lines::sort(&of(dtype), descending, arg),
+        KernelKey::Matmul(dtype) => matmul::source(&of(dtype)),
+        KernelKey::Nonzero(dtype) => nonzero::source(&of(dtype)),
+    })
+}
+
+fn tensor(repr: Repr) -> Operand {
+    Operand::Tensor { repr, load: true }
+}
+
+fn either(repr: Repr, scalar: bool, slot: u32) -> Operand {
+    if scalar {
+        Operand::Scalar { repr, slot }
+    } else {
+        tensor(repr)
+    }
+}
+
+fn elementwise(operands: Vec<Operand>, out: Repr, body: String) -> MapSpec {
+    MapSpec {
+        operands,
+        out,
+        extra: Vec::new(),
+        uses: Vec::new(),
+        body,
+        functions: String::new(),
+    }
+}

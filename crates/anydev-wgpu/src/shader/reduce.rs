@@ -1,0 +1,164 @@
+//! Reductions over any set of axes.
+//!
+//! The iteration space is the output (reduced axes of length 1); the tail
+//! of `params` describes the reduced sub-space: `[n_red, k, shape[k],
+//! x_strides[k]]`. Two variants share one combine step: `serial` gives each
+//! output element one thread that loops over the reduced elements (good
+//! when there are many outputs), `workgroup` gives each output element a
+//! workgroup of 256 threads that stride over the reduced elements and then
+//! combine in workgroup memory by a tree (good for few, long reductions).
+
+use super::dtype::Repr;
+use super::exprs::nonzero;
+use super::layout::{entry, frame, WORKGROUP};
+use super::map::helpers_for;
+use anydev_ops::ReduceOp;
+
+/// Whether `op` reduces dtype `x`; bool only has `all` and `any`.
+pub fn supported(op: ReduceOp, x: &Repr) -> bool {
+    matches!(op, ReduceOp::All | ReduceOp::Any) || !x.is_bool()
+}
+
+/// WGSL statement folding value `v` (index `vi`) into `acc` (index `ai`).
+fn step(op: ReduceOp, x: &Repr, acc: &str, ai: &str, v: &str, vi: &str) -> String {
+    let t = x.compute;
+    match op {
+        ReduceOp::Sum => format!("{acc} = {acc} + {v};"),
+        ReduceOp::Prod => format!("{acc} = {acc} * {v};"),
+        ReduceOp::Max => format!("{acc} = maximum_{t}({acc}, {v});"),
+        ReduceOp::Min => format!("{acc} = minimum_{t}({acc}, {v});"),
+        ReduceOp::All => format!("{acc} = {acc} & select(0u, 1u, {});", nonzero(x, v)),
+        ReduceOp::Any => format!("{acc} = {acc} | select(0u, 1u, {});", nonzero(x, v)),
+        ReduceOp::ArgMax | ReduceOp::ArgMin => {
+            format!("if (better({v}, {vi}, {acc}, {ai})) {{ {acc} = {v}; {ai} = {vi}; }}")
+        }
+    }
+}
+
+/// `better(v, vi, a, ai)`: whether candidate `v` at `vi` replaces the best
+/// `a` at `ai`: NaN wins (the first NaN), then the larger (argmax) or
+/// smaller (argmin) value, then the lower index.
+fn better(op: ReduceOp, x: &Repr) -> String {
+    let t = x.compute;
+    let cmp = if op == ReduceOp::ArgMax { ">" } else { "<" };
+    let nan = |e: &str| {
+        if x.is_float() {
+            format!("isnan_{t}({e})")
+        } else {
+            "false".into()
+        }
+    };
+    format!(
+        "fn better(v: {t}, vi: u32, a: {t}, ai: u32) -> bool {{\n  if ({na}) {{ return {nv} && vi < ai; }}\n  if ({nv}) {{ return true; }}\n  return v {cmp} a || (v == a && vi < ai);\n}}\n",
+        na = nan("a"),
+        nv = nan("v"),
+    )
+}
+
+/// The initial accumulator: the identity, or the first element for the
+/// ops that have none (the array layer rejects empty min/max/argmin/argmax).
+fn init(op: ReduceOp, x: &Repr) -> String {
+    match op {
+        ReduceOp::Sum => x.lit(0),
+        ReduceOp::Prod => x.lit(1),
+        ReduceOp::All => "1u".into(),
+        ReduceOp::Any => "0u".into(),
+        _ => "ld_x(xb + red_offset(t, 0u))".into(),
+    }
+}
+
+fn result(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::ArgMax | ReduceOp::ArgMin => "i64(ai)",
+        _ => "acc",
+    }
+}
+
+pub fn source(op: ReduceOp, x: &Repr, out: &Repr, workgroup: bool) -> String {
+    let t = if matches!(op, ReduceOp::All | ReduceOp::Any) {
+        "u32"
+    } else {
+        x.compute
+    };
+    let mut text = frame();
+    text.push_str(&x.binding(1, "x", false));
+    text.push_str(&out.binding(2, "out", true));
+    text.push_str(&helpers_for([x.compute, out.compute]));
+    if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
+        text.push_str(&better(op, x));
+    }
+    text.push_str(
+        r#"
+fn red_offset(t: u32, r: u32) -> i32 {
+  let k = u32(params[t + 1u]);
+  var rem = r;
+  var off = 0i;
+  for (var d = k; d > 0u; d = d - 1u) {
+    let len = u32(params[t + 1u + d]);
+    off = off + i32(rem % len) * params[t + 1u + k + d];
+    rem = rem / len;
+  }
+  return off;
+}
+"#,
+    );
+    let init = init(op, x);
+    let fold = step(op, x, "acc", "ai", "v", "r");
+    let res = result(op);
+    if !workgroup {
+        text.push_str(&entry());
+        text.push_str(&format!(
+            "  let xb = operand_offset(i, 0u);\n  let ob = operand_offset(i, 1u);\n  let t = tail(2u);\n  let n_red = u32(params[t]);\n  var acc: {t} = {init};\n  var ai = 0u;\n  for (var r = 0u; r < n_red; r = r + 1u) {{\n    let v = ld_x(xb + red_offset(t, r));\n    {fold}\n  }}\n  st_out(ob, {res});\n}}\n"
+        ));
+        return text;
+    }
+    // Partial results of all/any are already 0/1 flags.
+    let merge = match op {
+        ReduceOp::All => "acc = acc & sh_v[lid + s];".to_owned(),
+        ReduceOp::Any => "acc = acc | sh_v[lid + s];".to_owned(),
+        _ => step(op, x, "acc", "ai", "sh_v[lid + s]", "sh_i[lid + s]"),
+    };
+    text.push_str(&format!(
+        r#"
+var<workgroup> sh_v: array<{t}, {WORKGROUP}>;
+var<workgroup> sh_i: array<u32, {WORKGROUP}>;
+
+@compute @workgroup_size({WORKGROUP})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
+  let g = wid.y * nwg.x + wid.x;
+  let live = g < u32(params[0]);
+  let o = min(g, u32(params[0]) - 1u);
+  let xb = operand_offset(o, 0u);
+  let ob = operand_offset(o, 1u);
+  let t = tail(2u);
+  let n_red = u32(params[t]);
+  var acc: {t} = {init};
+  var ai = 0u;
+  for (var r = lid; r < n_red; r = r + {WORKGROUP}u) {{
+    let v = ld_x(xb + red_offset(t, r));
+    {fold}
+  }}
+  sh_v[lid] = acc;
+  sh_i[lid] = ai;
+  workgroupBarrier();
+  for (var s = {half}u; s > 0u; s = s >> 1u) {{
+    if (lid < s) {{
+      acc = sh_v[lid];
+      ai = sh_i[lid];
+      {merge}
+      sh_v[lid] = acc;
+      sh_i[lid] = ai;
+    }}
+    workgroupBarrier();
+  }}
+  if (lid == 0u && live) {{
+    acc = sh_v[0];
+    ai = sh_i[0];
+    st_out(ob, {res});
+  }}
+}}
+"#,
+        half = WORKGROUP / 2,
+    ));
+    text
+}
