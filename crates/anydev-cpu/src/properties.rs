@@ -5,27 +5,30 @@ use anydev_core::capability::{keys, CapValue, Capabilities};
 use anydev_core::DType;
 
 /// Name, vendor and memory of the host, read from the operating system.
+/// Whatever the OS will not tell is reported as unknown rather than failing
+/// the backend: the CPU is always available.
 pub fn host_properties() -> DeviceProperties {
-    let mut system = sysinfo::System::new();
-    system.refresh_memory();
-    system.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
-    let (name, vendor) = system
-        .cpus()
-        .first()
-        .map(|cpu| (cpu.brand().trim().to_owned(), cpu.vendor_id().trim().to_owned()))
-        .filter(|(name, _)| !name.is_empty())
-        .unwrap_or_else(|| (std::env::consts::ARCH.to_owned(), "unknown".to_owned()));
+    let (name, vendor, memory_bytes) = match sysinfo::System::new() {
+        Ok(mut system) => {
+            system.refresh_memory();
+            system.refresh_cpu_list(sysinfo::CpuRefreshKind::nothing());
+            let cpu = system.cpus().first();
+            (
+                cpu.map(|c| c.brand().trim().to_owned()).unwrap_or_default(),
+                cpu.map(|c| c.vendor_id().trim().to_owned()).unwrap_or_default(),
+                system.total_memory(),
+            )
+        }
+        Err(_) => Default::default(),
+    };
+    let or_unknown = |s: String| if s.is_empty() { "unknown".to_owned() } else { s };
+    let os = sysinfo::System::name().unwrap_or_else(|_| std::env::consts::OS.to_owned());
+    let kernel = sysinfo::System::kernel_version().unwrap_or_default();
     DeviceProperties {
-        name,
-        vendor,
-        memory_bytes: system.total_memory(),
-        driver: format!(
-            "{} {}",
-            sysinfo::System::name().unwrap_or_else(|| std::env::consts::OS.to_owned()),
-            sysinfo::System::kernel_version().unwrap_or_default()
-        )
-        .trim()
-        .to_owned(),
+        name: if name.is_empty() { std::env::consts::ARCH.to_owned() } else { name },
+        vendor: or_unknown(vendor),
+        memory_bytes,
+        driver: format!("{os} {kernel}").trim().to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
     }
 }
