@@ -1,0 +1,201 @@
+//! The simulator's settings: manifest `options` first, then environment
+//! variables, which win (they are the per-process knob).
+//!
+//! | option          | variable                   | meaning                                   |
+//! |-----------------|----------------------------|-------------------------------------------|
+//! | `devices`       | `ANYDEV_SIM_DEVICES`       | number of devices (default 2)             |
+//! | `memory_limit`  | `ANYDEV_SIM_MEMORY_LIMIT`  | bytes per device (`K`/`M`/`G` suffixes)   |
+//! | `refuse_dtypes` | `ANYDEV_SIM_REFUSE_DTYPES` | dtypes the devices refuse (`f64,f16`)     |
+//! | `peer_access`   | `ANYDEV_SIM_PEER_ACCESS`   | devices reach each other's memory (1/0)   |
+
+use anydev_ops::DType;
+use anydev_plugin::{PluginError, Result};
+use serde_json::Value;
+
+/// Default number of simulated devices.
+pub const DEFAULT_DEVICES: usize = 2;
+
+/// More devices than this is surely a typo.
+const MAX_DEVICES: usize = 1024;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimConfig {
+    pub devices: usize,
+    /// Bytes each device may have allocated at once; `None` for no limit.
+    pub memory_limit: Option<u64>,
+    /// Dtypes the devices do not hold or compute with (as on GPUs without f64).
+    pub refused: Vec<DType>,
+    /// Whether each device reaches the others' memory directly. Without it,
+    /// copies between devices are staged through host memory.
+    pub peer_access: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> SimConfig {
+        SimConfig {
+            devices: DEFAULT_DEVICES,
+            memory_limit: None,
+            refused: Vec::new(),
+            peer_access: true,
+        }
+    }
+}
+
+fn invalid(what: &str, value: impl std::fmt::Display, expected: &str) -> PluginError {
+    PluginError::invalid_argument(format!("sim: {what} = {value} is invalid: expected {expected}"))
+}
+
+/// `64`, `64K`, `16M`, `2G` (powers of 1024).
+fn parse_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, scale) = match text.char_indices().last()? {
+        (i, 'k' | 'K') => (&text[..i], 1u64 << 10),
+        (i, 'm' | 'M') => (&text[..i], 1 << 20),
+        (i, 'g' | 'G') => (&text[..i], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(scale)
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Some(true),
+        "0" | "false" | "off" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+fn parse_dtypes<'a>(names: impl IntoIterator<Item = &'a str>, what: &str) -> Result<Vec<DType>> {
+    names
+        .into_iter()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            n.parse::<DType>()
+                .map_err(|e| PluginError::invalid_argument(format!("sim: {what}: {e}")))
+        })
+        .collect()
+}
+
+impl SimConfig {
+    /// Reads the manifest options (JSON text) and then `env` (a lookup of
+    /// environment variables, so tests need not touch the process's).
+    pub fn from_sources(options_json: &str, env: impl Fn(&str) -> Option<String>) -> Result<SimConfig> {
+        let mut config = SimConfig::default();
+        config.apply_options(options_json)?;
+        config.apply_env(env)?;
+        if config.devices == 0 || config.devices > MAX_DEVICES {
+            return Err(invalid("devices", config.devices, &format!("1 to {MAX_DEVICES}")));
+        }
+        Ok(config)
+    }
+
+    fn apply_options(&mut self, options_json: &str) -> Result<()> {
+        let options: Value = serde_json::from_str(options_json)
+            .map_err(|e| PluginError::invalid_argument(format!("sim: options are not valid JSON: {e}")))?;
+        let Value::Object(map) = options else {
+            return Err(invalid("options", options_json, "a JSON object"));
+        };
+        for (key, value) in &map {
+            match (key.as_str(), value) {
+                ("devices", Value::Number(n)) => {
+                    self.devices = n.as_u64().ok_or_else(|| invalid("devices", n, "a whole number"))? as usize
+                }
+                ("memory_limit", Value::Number(n)) => {
+                    self.memory_limit = Some(n.as_u64().ok_or_else(|| invalid("memory_limit", n, "bytes"))?)
+                }
+                ("memory_limit", Value::String(s)) => {
+                    self.memory_limit =
+                        Some(parse_bytes(s).ok_or_else(|| invalid("memory_limit", s, "bytes like 64M"))?)
+                }
+                ("memory_limit", Value::Null) => self.memory_limit = None,
+                ("refuse_dtypes", Value::Array(items)) => {
+                    let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+                    let names = names.ok_or_else(|| invalid("refuse_dtypes", value, "a list of dtype names"))?;
+                    self.refused = parse_dtypes(names, "refuse_dtypes")?;
+                }
+                ("peer_access", Value::Bool(b)) => self.peer_access = *b,
+                (key, value) => return Err(invalid(key, value, "a known option with a value of its type")),
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_env(&mut self, env: impl Fn(&str) -> Option<String>) -> Result<()> {
+        let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        if let Some(v) = env("ANYDEV_SIM_DEVICES") {
+            self.devices = v
+                .trim()
+                .parse()
+                .map_err(|_| invalid("ANYDEV_SIM_DEVICES", &v, "a whole number"))?;
+        }
+        if let Some(v) = env("ANYDEV_SIM_MEMORY_LIMIT") {
+            self.memory_limit = Some(
+                parse_bytes(&v).ok_or_else(|| invalid("ANYDEV_SIM_MEMORY_LIMIT", &v, "bytes like 67108864 or 64M"))?,
+            );
+        }
+        if let Some(v) = env("ANYDEV_SIM_REFUSE_DTYPES") {
+            self.refused = parse_dtypes(v.split(','), "ANYDEV_SIM_REFUSE_DTYPES")?;
+        }
+        if let Some(v) = env("ANYDEV_SIM_PEER_ACCESS") {
+            self.peer_access = parse_bool(&v).ok_or_else(|| invalid("ANYDEV_SIM_PEER_ACCESS", &v, "1 or 0"))?;
+        }
+        Ok(())
+    }
+
+    /// The dtypes the devices hold.
+    pub fn dtypes(&self) -> Vec<DType> {
+        DType::ALL.into_iter().filter(|d| !self.refused.contains(d)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn defaults_options_and_environment_layer_in_that_order() {
+        assert_eq!(SimConfig::from_sources("{}", no_env).unwrap(), SimConfig::default());
+        let options = r#"{"devices": 4, "memory_limit": "1K", "refuse_dtypes": ["f64"], "peer_access": false}"#;
+        let c = SimConfig::from_sources(options, no_env).unwrap();
+        assert_eq!(
+            (c.devices, c.memory_limit, c.refused.as_slice(), c.peer_access),
+            (4, Some(1024), &[DType::F64][..], false)
+        );
+        let env = |name: &str| match name {
+            "ANYDEV_SIM_DEVICES" => Some("3".to_owned()),
+            "ANYDEV_SIM_REFUSE_DTYPES" => Some("f16, bf16".to_owned()),
+            "ANYDEV_SIM_PEER_ACCESS" => Some("on".to_owned()),
+            _ => None,
+        };
+        let c = SimConfig::from_sources(options, env).unwrap();
+        assert_eq!((c.devices, c.memory_limit, c.peer_access), (3, Some(1024), true));
+        assert_eq!(c.refused, [DType::F16, DType::BF16]);
+        assert!(!c.dtypes().contains(&DType::F16) && c.dtypes().contains(&DType::F64));
+    }
+
+    #[test]
+    fn bad_values_are_errors_that_name_the_setting() {
+        for (options, needle) in [
+            (r#"{"devices": 0}"#, "devices"),
+            (r#"{"memory_limit": "lots"}"#, "memory_limit"),
+            (r#"{"refuse_dtypes": ["f65"]}"#, "f65"),
+            (r#"{"colour": "blue"}"#, "colour"),
+            ("[1]", "options"),
+            ("{", "not valid JSON"),
+        ] {
+            let err = SimConfig::from_sources(options, no_env).unwrap_err();
+            assert!(err.message.contains(needle), "{options}: {err}");
+        }
+        let env = |name: &str| (name == "ANYDEV_SIM_MEMORY_LIMIT").then(|| "12Q".to_owned());
+        assert!(SimConfig::from_sources("{}", env)
+            .unwrap_err()
+            .message
+            .contains("ANYDEV_SIM_MEMORY_LIMIT"));
+        assert_eq!(parse_bytes("2G"), Some(2 << 30));
+    }
+}
