@@ -100,9 +100,18 @@ pub(crate) struct Prepared<'a, const N: usize> {
     pub args: [Prep<'a>; N],
 }
 
-/// Placement, promotion, domain and broadcasting for `args`.
-pub(crate) fn prepare<'a, const N: usize>(op: &str, args: [Arg<'a>; N], domain: Domain) -> Result<Prepared<'a, N>> {
-    let arrays = arrays_of(&args);
+/// Placement, promotion, domain and broadcasting for `args`. `others`
+/// (the condition of `where`) share the device and the broadcast shape but
+/// not the dtype.
+pub(crate) fn prepare<'a, const N: usize>(
+    op: &str,
+    args: [Arg<'a>; N],
+    domain: Domain,
+    others: &[&'a Array],
+) -> Result<Prepared<'a, N>> {
+    let mut arrays = arrays_of(&args);
+    let typed = arrays.len();
+    arrays.extend_from_slice(others);
     if arrays.is_empty() {
         return Err(Error::invalid_argument(
             op,
@@ -110,13 +119,13 @@ pub(crate) fn prepare<'a, const N: usize>(op: &str, args: [Arg<'a>; N], domain: 
         ));
     }
     let ctx = same_device(op, &arrays)?;
-    let mut dtype = promote::result_type_all(arrays.iter().map(|a| a.dtype())).expect("at least one array");
+    let mut dtype = promote::result_type_all(arrays[..typed].iter().map(|a| a.dtype()));
     for arg in &args {
         if let Arg::Scalar(w) = arg {
-            dtype = w.promote_with(dtype);
+            dtype = Some(dtype.map_or(w.natural_dtype(), |d| w.promote_with(d)));
         }
     }
-    let dtype = domain.apply(op, dtype)?;
+    let dtype = domain.apply(op, dtype.expect("an array or a scalar operand"))?;
     let first = arrays[0].shape();
     let shape: Dims = if arrays.iter().all(|a| a.shape() == first) {
         first.into()
@@ -170,7 +179,7 @@ pub(crate) fn unary(op: UnaryOp, domain: Domain, x: &Array) -> Result<Array> {
 }
 
 pub(crate) fn binary(op: BinaryOp, domain: Domain, x1: Arg<'_>, x2: Arg<'_>) -> Result<Array> {
-    let p = prepare(op.name(), [x1, x2], domain)?;
+    let p = prepare(op.name(), [x1, x2], domain, &[])?;
     let out_dtype = if op.outputs_bool() { DType::Bool } else { p.dtype };
     let out = alloc(p.ctx, out_dtype, &p.shape)?;
     let [lhs, rhs] = &p.args;
@@ -305,16 +314,10 @@ pub fn positive(x: &Array) -> Result<Array> {
 /// `cond ? x1 : x2` elementwise, broadcasting all three. `cond` is read as
 /// `cond != 0` when not bool; `x1`/`x2` may be Rust scalars.
 pub fn where_<'a>(cond: &'a Array, x1: impl IntoArg<'a>, x2: impl IntoArg<'a>) -> Result<Array> {
-    let (x1, x2) = (x1.into_arg(), x2.into_arg());
-    let mut all = arrays_of(&[x1, x2]);
-    all.insert(0, cond);
-    same_device("where", &all)?;
-    let p = prepare("where", [x1, x2], Domain::Any)?;
-    let shape = shape::broadcast_shapes("where", &[cond.shape(), &p.shape])?;
-    let cond = cond.astype(DType::Bool)?.broadcast_to(&shape)?;
-    let [a, b] = p.args;
-    let (a, b) = (a.broadcast(&shape)?, b.broadcast(&shape)?);
-    let out = alloc(p.ctx, p.dtype, &shape)?;
+    let p = prepare("where", [x1.into_arg(), x2.into_arg()], Domain::Any, &[cond])?;
+    let cond = cond.astype(DType::Bool)?.broadcast_to(&p.shape)?;
+    let [a, b] = &p.args;
+    let out = alloc(p.ctx, p.dtype, &p.shape)?;
     execute(
         p.ctx,
         &Op::Where {

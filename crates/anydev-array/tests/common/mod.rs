@@ -6,7 +6,7 @@
 
 #![allow(dead_code)]
 
-use anydev_array::{Device, DType, Runtime, RuntimeGuard};
+use anydev_array::{DType, Device, Runtime, RuntimeGuard};
 use anydev_core::backend::{Backend, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
@@ -94,7 +94,13 @@ impl Backend for FakeBackend {
     fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> anydev_core::Result<()> {
         self.inner.copy_from_host(stream, src, dst, dst_offset)
     }
-    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> anydev_core::Result<()> {
+    fn copy_to_host(
+        &self,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> anydev_core::Result<()> {
         self.inner.copy_to_host(stream, src, src_offset, dst)
     }
     fn copy_between(
@@ -109,7 +115,14 @@ impl Backend for FakeBackend {
         COPIES_BETWEEN.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.inner.copy_between(stream, src, src_offset, dst, dst_offset, len)
     }
-    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> anydev_core::Result<()> {
+    fn fill(
+        &self,
+        stream: &Stream,
+        dst: &Buffer,
+        offset: usize,
+        len: usize,
+        pattern: &[u8],
+    ) -> anydev_core::Result<()> {
         self.inner.fill(stream, dst, offset, len, pattern)
     }
     fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> anydev_core::Result<()> {
@@ -121,8 +134,8 @@ impl Backend for FakeBackend {
 /// copy from staging through the host).
 pub static COPIES_BETWEEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-fn fake_provider(name: &'static str, dtypes: Vec<DType>, unsupported: Vec<OpCode>) -> BackendProvider {
-    BackendProvider::new(name, 10, move || {
+fn fake_provider(name: &'static str, priority: i32, dtypes: Vec<DType>, unsupported: Vec<OpCode>) -> BackendProvider {
+    BackendProvider::new(name, priority, move || {
         Ok(Arc::new(FakeBackend {
             name,
             inner: CpuBackend::new(),
@@ -146,8 +159,8 @@ pub fn runtime() -> &'static Runtime {
         Runtime::new(
             vec![
                 anydev_cpu::provider(),
-                fake_provider("fake", DType::ALL.to_vec(), Vec::new()),
-                fake_provider("lite", lite_dtypes, vec![OpCode::Unary(UnaryOp::Sin)]),
+                fake_provider("fake", 10, DType::ALL.to_vec(), Vec::new()),
+                fake_provider("lite", 5, lite_dtypes, vec![OpCode::Unary(UnaryOp::Sin)]),
             ],
             RuntimeConfig::default(),
         )
