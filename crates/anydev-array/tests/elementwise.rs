@@ -104,6 +104,7 @@ fn shape_pair() -> impl Strategy<Value = (Vec<usize>, Vec<usize>)> {
 }
 
 type BinRef = fn(f64, f64) -> f64;
+type UnaryCase = (&'static str, fn(&Array) -> ad::Result<Array>, fn(f64) -> f64);
 
 const BINARY: [(&str, BinRef); 10] = [
     ("add", |a, b| a + b),
@@ -187,7 +188,7 @@ proptest! {
     #[test]
     fn unary_float_functions_match_std(values in prop::collection::vec(special(), 0..40), layout in 0u8..3) {
         let x = with_layout(&values, &[values.len()], layout);
-        let cases: [(&str, fn(&Array) -> ad::Result<Array>, fn(f64) -> f64); 8] = [
+        let cases: [UnaryCase; 8] = [
             ("exp", ad::exp, f64::exp),
             ("log", ad::log, f64::ln),
             ("sqrt", ad::sqrt, f64::sqrt),
