@@ -113,7 +113,7 @@ fn weak_scalars_take_the_array_dtype_when_they_fit() {
     );
 
     let i8s = Array::from_slice(&[-128i8], &[1], ()).unwrap();
-    assert_eq!(i8s.greater(-129).unwrap_err().to_string().contains("-129"), true);
+    assert!(i8s.greater(-129).unwrap_err().to_string().contains("-129"));
     assert_eq!(i8s.equal(-128).unwrap().to_vec::<bool>().unwrap(), vec![true]);
 }
 
