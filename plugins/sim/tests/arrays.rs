@@ -1,0 +1,140 @@
+//! Simulator devices are ordinary devices to the array layer: every
+//! placement rule holds for them, data moves only through `to_device`, and
+//! results equal the CPU's.
+
+mod support;
+
+use anydev_array::{self as ad, Array, Order};
+use anydev_core::{with_device, DType, Device, Error, Runtime};
+use support::runtime_with;
+
+fn dev(text: &str) -> Device {
+    text.parse().unwrap()
+}
+
+/// A process-lifetime runtime with the CPU and the simulator (via manifest).
+fn runtime(test: &str, options: &str) -> &'static Runtime {
+    Box::leak(Box::new(runtime_with(test, options, vec![anydev_cpu::provider()])))
+}
+
+#[test]
+fn the_runtime_lists_the_cpu_and_both_sim_devices() {
+    let rt = runtime("list", "{}");
+    assert_eq!(rt.devices(), [dev("cpu:0"), dev("sim:0"), dev("sim:1")]);
+    assert_eq!(
+        rt.default_device().unwrap(),
+        dev("sim:0"),
+        "accelerator priority beats the CPU"
+    );
+}
+
+#[test]
+fn arrays_on_two_sim_devices_do_not_mix() {
+    ad::with_runtime(runtime("mismatch", "{}"), || {
+        let a = Array::from_slice(&[1.0f32, 2.0], &[2], dev("sim:0")).unwrap();
+        let b = Array::from_slice(&[3.0f32, 4.0], &[2], dev("sim:1")).unwrap();
+        match a.add(&b) {
+            Err(Error::DeviceMismatch { op, devices }) => {
+                assert_eq!(op, "add");
+                assert!(
+                    devices.contains(&dev("sim:0")) && devices.contains(&dev("sim:1")),
+                    "{devices:?}"
+                );
+            }
+            other => panic!("expected DeviceMismatch, got {other:?}"),
+        }
+        let message = a.add(&b).unwrap_err().to_string();
+        assert!(message.contains("to_device"), "{message}");
+    });
+}
+
+#[test]
+fn to_device_moves_data_between_sims_and_to_the_cpu() {
+    ad::with_runtime(runtime("transfer", "{}"), || {
+        let values: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5).collect();
+        let x = Array::from_slice(&values, &[10, 100], dev("sim:0")).unwrap();
+        assert_eq!(x.to_device(dev("sim:0")).unwrap().device(), dev("sim:0"));
+        let y = x.to_device(dev("sim:1")).unwrap();
+        assert_eq!(y.device(), dev("sim:1"));
+        let z = y.to_device(dev("cpu:0")).unwrap();
+        assert_eq!(z.device(), dev("cpu:0"));
+        assert_eq!(z.to_vec::<f32>().unwrap(), values);
+        // A strided view travels as its elements.
+        let t = x.matrix_transpose().unwrap().to_device(dev("sim:1")).unwrap();
+        assert_eq!(t.to_vec::<f32>().unwrap()[..3], [0.0, 50.0, 100.0]);
+    });
+}
+
+#[test]
+fn ops_follow_their_inputs_not_the_scope() {
+    ad::with_runtime(runtime("scope", "{}"), || {
+        let x = Array::from_slice(&[1i32, 2, 3], &[3], dev("sim:1")).unwrap();
+        let y = with_device(dev("sim:0"), || x.add(1).unwrap());
+        assert_eq!(y.device(), dev("sim:1"));
+        let z = with_device(dev("sim:0"), || ad::zeros(&[2], DType::F32).unwrap());
+        assert_eq!(z.device(), dev("sim:0"));
+    });
+}
+
+/// A small pipeline touching most op families, run on one device.
+fn pipeline(device: Device) -> Vec<Vec<f64>> {
+    let a: Vec<f32> = (0..24).map(|i| ((i * 7) % 11) as f32 - 4.5).collect();
+    let x = Array::from_slice(&a, &[4, 6], device).unwrap();
+    let y = x.exp().unwrap().add(&x.multiply(2.0).unwrap()).unwrap();
+    let m = y.matmul(&x.matrix_transpose().unwrap()).unwrap();
+    let outputs = [
+        y,
+        m.clone(),
+        m.sum(ad::ALL, false).unwrap(),
+        x.sort(1, Order::Descending).unwrap(),
+        x.cumulative_sum(Some(0), false).unwrap(),
+        x.argmax(Some(1), false).unwrap().astype(DType::F64).unwrap(),
+        x.greater(0.0).unwrap().astype(DType::F32).unwrap(),
+        x.astype(DType::I16).unwrap().astype(DType::F64).unwrap(),
+    ];
+    outputs.iter().map(|o| o.to_f64_vec().unwrap()).collect()
+}
+
+#[test]
+fn results_on_the_sim_equal_the_cpus() {
+    ad::with_runtime(runtime("equal", "{}"), || {
+        let on_cpu = pipeline(dev("cpu:0"));
+        assert_eq!(pipeline(dev("sim:0")), on_cpu);
+        assert_eq!(pipeline(dev("sim:1")), on_cpu);
+    });
+}
+
+#[test]
+fn sim_out_of_memory_spares_the_other_sim_and_the_cpu() {
+    ad::with_runtime(runtime("oom", r#"{"memory_limit": "64K"}"#), || {
+        let big = ad::zeros(&[32 * 1024], (DType::F32, dev("sim:0")));
+        match big {
+            Err(Error::OutOfMemory { device, limit, .. }) => {
+                assert_eq!((device, limit), (dev("sim:0"), Some(64 * 1024)));
+            }
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+        let fits = ad::zeros(&[8 * 1024], (DType::F32, dev("sim:1"))).unwrap();
+        assert_eq!(fits.sum(ad::ALL, false).unwrap().to_scalar::<f32>().unwrap(), 0.0);
+        let host = ad::zeros(&[32 * 1024], (DType::F32, dev("cpu:0"))).unwrap();
+        assert_eq!(host.device(), dev("cpu:0"));
+    });
+}
+
+#[test]
+fn a_refused_dtype_is_an_error_on_the_sim_only() {
+    ad::with_runtime(runtime("refuse", r#"{"refuse_dtypes": ["f64"]}"#), || {
+        let err = Array::from_slice(&[1.0f64, 2.0], &[2], dev("sim:0")).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::UnsupportedDType { dtype: DType::F64, .. } | Error::Unsupported { dtype: DType::F64, .. }
+            ),
+            "{err:?}"
+        );
+        let on_cpu = Array::from_slice(&[1.0f64, 2.0], &[2], dev("cpu:0")).unwrap();
+        assert_eq!(on_cpu.to_vec::<f64>().unwrap(), [1.0, 2.0]);
+        let f32_on_sim = on_cpu.astype(DType::F32).unwrap().to_device(dev("sim:0")).unwrap();
+        assert_eq!(f32_on_sim.to_vec::<f32>().unwrap(), [1.0, 2.0]);
+    });
+}
