@@ -93,7 +93,10 @@ impl Array {
     }
 
     /// Another view of the same buffer. The caller has checked the layout.
+    /// An empty view points at the buffer's start, so that no offset computed
+    /// for elements that do not exist can reach past the buffer.
     pub(crate) fn view(&self, shape: Dims, strides: Strides, offset: usize) -> Array {
+        let offset = if shape.contains(&0) { 0 } else { offset };
         Array {
             storage: Arc::clone(&self.storage),
             dtype: self.dtype,
