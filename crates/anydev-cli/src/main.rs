@@ -1,0 +1,45 @@
+//! The `anydev` command.
+
+mod info;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "anydev", version, about = "One array API, every accelerator: inspect what this machine offers.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List backends with their status, devices with their properties and
+    /// capabilities, and the default device with why it was chosen.
+    Info {
+        /// Print JSON (schema in the README) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Info { json } => {
+            let report = info::Report::collect(anydev::runtime());
+            if json {
+                println!("{}", report.to_json());
+            } else {
+                print!("{}", report.to_text());
+            }
+            // A default device that cannot be used is an error for scripts;
+            // a failed optional backend is not.
+            if report.default_device_error.is_some() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+    }
+}
