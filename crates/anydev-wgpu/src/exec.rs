@@ -120,18 +120,14 @@ impl<'a> Exec<'a> {
         let n = numel(out.shape);
         let mut params = Params::new(self.name, n, out.shape)?;
         let mut inputs = Vec::new();
-        let mut slot = 0;
-        for operand in operands {
+        for (slot, operand) in operands.iter().enumerate() {
             match operand {
                 Operand::Tensor(t) => {
                     self.expect_shape(t, out.shape, "every operand")?;
                     params.operand(self.name, self.elements(t)?, t.strides)?;
                     inputs.push(self.buffer(t)?);
                 }
-                Operand::Scalar(s) => {
-                    params.scalar(slot, s.to_bits());
-                    slot += 1;
-                }
+                Operand::Scalar(s) => params.scalar(slot, s.to_bits()),
             }
         }
         params.operand(self.name, self.elements(out)?, out.strides)?;
@@ -288,9 +284,9 @@ impl<'a> Exec<'a> {
             Distribution::Uniform { low, high } => (low, high, false),
             Distribution::Normal { mean, std } => (mean, std, true),
         };
-        let wide = out.dtype == DType::F64;
+        let via = crate::shader::random::via(self.dev.features.holds(DType::F64));
         let param = |v: f64| {
-            if wide {
+            if via == DType::F64 {
                 Operand::Scalar(Scalar::F64(v))
             } else {
                 Operand::Scalar(Scalar::F32(v as f32))
@@ -302,7 +298,16 @@ impl<'a> Exec<'a> {
             param(p),
             param(q),
         ];
-        self.elementwise(KernelKey::Random { out: out.dtype, normal }, &operands, out, out.dtype)
+        self.elementwise(
+            KernelKey::Random {
+                out: out.dtype,
+                via,
+                normal,
+            },
+            &operands,
+            out,
+            out.dtype,
+        )
     }
 
     fn axis_of(&self, axis: usize, ndim: usize) -> Result<()> {

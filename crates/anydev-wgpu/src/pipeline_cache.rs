@@ -122,7 +122,7 @@ mod tests {
             ],
             OpCode::Random => flags
                 .iter()
-                .map(|&normal| KernelKey::Random { out: d, normal })
+                .flat_map(|&normal| [DType::F32, DType::F64].map(|via| KernelKey::Random { out: d, via, normal }))
                 .collect(),
             OpCode::Take => vec![KernelKey::Take(d)],
             OpCode::Matmul => vec![KernelKey::Matmul(d)],
@@ -162,7 +162,7 @@ mod tests {
                     for key in keys(op, d) {
                         let needs = match key {
                             KernelKey::Cast { to, .. } => to,
-                            KernelKey::Arange { via, .. } => via,
+                            KernelKey::Arange { via, .. } | KernelKey::Random { via, .. } => via,
                             _ => d,
                         };
                         if !dev.features.holds(needs) {

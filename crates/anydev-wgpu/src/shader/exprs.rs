@@ -44,7 +44,10 @@ pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
     use UnaryOp::*;
     let t = r.compute;
     if r.is_float() {
-        let transcendental = |f: &str| has_transcendentals(r).then(|| Expr::Value(f.replace("$T", t)));
+        // Some GPUs' transcendentals lose NaNs; pass them through explicitly.
+        let transcendental = |f: &str| {
+            has_transcendentals(r).then(|| Expr::Value(format!("select({}, a, isnan_{t}(a))", f.replace("$T", t))))
+        };
         return match op {
             Abs => value("abs(a)"),
             Negative => value("-a"),
@@ -55,7 +58,7 @@ pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
             Floor => value("floor(a)"),
             Ceil => value("ceil(a)"),
             Trunc => value("trunc(a)"),
-            Round => value("round(a)"),
+            Round => value(format!("round_{t}(a)")),
             IsNan => boolean(format!("isnan_{t}(a)")),
             IsInf => boolean(format!("isinf_{t}(a)")),
             IsFinite => boolean(format!("isfinite_{t}(a)")),
@@ -69,8 +72,9 @@ pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
             Sin => transcendental("sin(a)"),
             Cos => transcendental("cos(a)"),
             Tan => transcendental("tan(a)"),
-            Asin => transcendental("asin(a)"),
-            Acos => transcendental("acos(a)"),
+            // Through atan2: some GPUs' asin/acos are good to only ~1e-4.
+            Asin => transcendental("select(atan2(a, sqrt((1.0 - a) * (1.0 + a))), nan_$T(), abs(a) > 1.0)"),
+            Acos => transcendental("select(atan2(sqrt((1.0 - a) * (1.0 + a)), a), nan_$T(), abs(a) > 1.0)"),
             Atan => transcendental("atan(a)"),
             Sinh => transcendental("sinh(a)"),
             Cosh => transcendental("cosh(a)"),
@@ -111,7 +115,8 @@ pub fn binary(op: BinaryOp, r: &Repr) -> Option<Expr> {
     let bits = r.bits();
     match op {
         Equal => return boolean("a == b"),
-        NotEqual => return boolean("a != b"),
+        // `!=` may compile to an ordered comparison; NaN != x must be true.
+        NotEqual => return boolean("!(a == b)"),
         Less => return boolean("a < b"),
         LessEqual => return boolean("a <= b"),
         Greater => return boolean("a > b"),
@@ -151,7 +156,7 @@ pub fn binary(op: BinaryOp, r: &Repr) -> Option<Expr> {
             Hypot => value(format!("hypot_{t}(a, b)")),
             NextAfter if native => value(format!("nextafter_{t}(a, b)")),
             Pow => transcendental(format!("pow_{t}(a, b)")),
-            Atan2 => transcendental("atan2(a, b)".into()),
+            Atan2 => transcendental(format!("atan2_{t}(a, b)")),
             LogAddExp => transcendental(format!("logaddexp_{t}(a, b)")),
             _ => None,
         };
@@ -225,11 +230,17 @@ pub fn cast(src: &Repr, dst: &Repr, v: &str) -> String {
     if s == d {
         return v.to_owned();
     }
+    if s == "f64" && d == "f32" && dst.word.is_none() {
+        // One rounding to f16/bf16, as from f64 directly.
+        return format!("f64_to_f32_odd({v})");
+    }
     match (s, d) {
         ("i32", "u32") | ("u32", "i32") | ("i64", "u64") | ("u64", "i64") => format!("bitcast<{d}>({v})"),
         ("i64", "i32") | ("u64", "i32") => format!("bitcast<i32>(u32(bitcast<u64>({v}) & 0xfffffffflu))"),
         ("i64", "u32") | ("u64", "u32") => format!("u32(bitcast<u64>({v}) & 0xfffffffflu)"),
         ("i32", "u64") => format!("bitcast<u64>(i64({v}))"),
+        // Zero-extend explicitly: u32 -> i64 must not sign-extend.
+        ("u32", "i64") => format!("bitcast<i64>(u64({v}))"),
         _ => format!("{d}({v})"),
     }
 }

@@ -11,7 +11,7 @@ pub mod map;
 mod matmul;
 mod nonzero;
 mod prelude;
-mod random;
+pub mod random;
 mod reduce;
 
 use anydev_ops::{BinaryOp, DType, OpCode, ReduceOp, ScanOp, UnaryOp};
@@ -27,7 +27,8 @@ pub enum KernelKey {
         op: UnaryOp,
         dtype: DType,
     },
-    /// `lhs_scalar`/`rhs_scalar`: that operand comes from the params slots.
+    /// `lhs_scalar`/`rhs_scalar`: that operand comes from the params slot of
+    /// its position (scalar operands always use the slot of their position).
     Binary {
         op: BinaryOp,
         dtype: DType,
@@ -50,8 +51,10 @@ pub enum KernelKey {
         via: DType,
         out: DType,
     },
+    /// `via`: the dtype of the parameters and arithmetic (see [`random`]).
     Random {
         out: DType,
+        via: DType,
         normal: bool,
     },
     Take(DType),
@@ -144,7 +147,7 @@ pub fn source(key: &KernelKey) -> Option<String> {
             y_scalar,
         } => {
             let r = of(dtype);
-            let operands = vec![tensor(bool_repr), either(r, x_scalar, 0), either(r, y_scalar, 1)];
+            let operands = vec![tensor(bool_repr), either(r, x_scalar, 1), either(r, y_scalar, 2)];
             map::source(&elementwise(operands, r, "  let r = select(v2, v1, v0 != 0u);".into()))
         }
         KernelKey::Copy(dtype) => map::source(&elementwise(vec![tensor(of(dtype))], of(dtype), "  let r = v0;".into())),
@@ -169,7 +172,7 @@ pub fn source(key: &KernelKey) -> Option<String> {
                 format!("  let r = {};", exprs::cast(&v, &o, &value)),
             ))
         }
-        KernelKey::Random { out, normal } => map::source(&random::spec(&of(out), normal)?),
+        KernelKey::Random { out, via, normal } => map::source(&random::spec(&of(out), via, normal)?),
         KernelKey::Take(dtype) => {
             // Operand 0: the index for this output element (strides only on
             // the axis); operand 1: `x` with a zero stride on the axis.

@@ -25,9 +25,38 @@ fn sign_$T(a: $T) -> $T {
   if (a == 0.0) { return 0.0; }
   return a;
 }
+// C's fmod, with the NaN and infinity cases GPUs leave undefined.
+fn fmod_$T(a: $T, b: $T) -> $T {
+  if (isnan_$T(a) || isnan_$T(b) || isinf_$T(a) || b == 0.0) { return nan_$T(); }
+  if (isinf_$T(b)) { return a; }
+  // Exact long division: subtract b scaled by powers of two (each
+  // subtraction is exact), where `%` may round a - b * trunc(a / b).
+  var x = abs(a);
+  let y = abs(b);
+  var guard = 0u;
+  loop {
+    if (x < y || guard > 2200u) { break; }
+    var t = ldexp(y, i32(frexp(x).exp - frexp(y).exp));
+    if (t > x) { t = t * 0.5; }
+    x = x - t;
+    guard = guard + 1u;
+  }
+  return copysign_$T(x, a);
+}
+// Half to even, spelled out (some drivers round f64 halves away from zero).
+fn round_$T(a: $T) -> $T {
+  if (!isfinite_$T(a)) { return a; }
+  let f = floor(a);
+  let d = a - f;
+  var r = f;
+  if (d > 0.5 || (d == 0.5 && f - 2.0 * floor(f * 0.5) != 0.0)) { r = f + 1.0; }
+  return copysign_$T(r, a);
+}
 fn floordiv_$T(a: $T, b: $T) -> $T {
+  if (isnan_$T(a) || isnan_$T(b)) { return nan_$T(); }
   if (b == 0.0) { return a / b; }
-  let m = a % b;
+  let m = fmod_$T(a, b);
+  if (isnan_$T(m)) { return m; }
   var div = (a - m) / b;
   if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { div = div - 1.0; }
   if (div != 0.0) {
@@ -37,8 +66,8 @@ fn floordiv_$T(a: $T, b: $T) -> $T {
   return copysign_$T(0.0, a / b);
 }
 fn remainder_$T(a: $T, b: $T) -> $T {
-  if (b == 0.0) { return nan_$T(); }
-  var m = a % b;
+  var m = fmod_$T(a, b);
+  if (isnan_$T(m)) { return m; }
   if (m != 0.0) {
     if ((b < 0.0) != (m < 0.0)) { m = m + b; }
   } else {
@@ -66,6 +95,21 @@ fn nextafter_$T(a: $T, b: $T) -> $T {
   return bitcast<$T>(select(bits - 1$W, bits + 1$W, away));
 }
 fn cast_bool_$T(a: $T) -> u32 { return select(0u, 1u, a != 0.0 || isnan_$T(a)); }
+"#;
+
+/// f64 to f32 rounding to odd: exact values stay, others truncate toward
+/// zero and set the lowest bit. Rounding that result once more to f16 or
+/// bf16 (nearest-even) equals rounding the f64 directly, which a plain
+/// f64 -> f32 -> f16 chain (two roundings) does not always.
+const F64_NARROW: &str = r#"
+fn f64_to_f32_odd(x: f64) -> f32 {
+  let t = f32(x);
+  let back = f64(t);
+  if (back == x || isnan_f64(x) || (bitcast<u32>(t) & 0x7fffffffu) == 0x7f800000u) { return t; }
+  var b = bitcast<u32>(t);
+  if (abs(back) > abs(x)) { b = b - 1u; }
+  return bitcast<f32>(b | 1u);
+}
 "#;
 
 /// Float helpers that need transcendental functions, which WGSL (and
@@ -104,8 +148,19 @@ fn expm1_$T(a: $T) -> $T {
 fn log1p_$T(a: $T) -> $T {
   let u = 1.0 + a;
   if (u == 1.0) { return a; }
+  if (u < 0.0) { return nan_$T(); }
   if (isinf_$T(u)) { return u; }
   return log(u) * a / (u - 1.0);
+}
+// Zeros and infinities explicitly: GPUs leave them undefined.
+fn atan2_$T(a: $T, b: $T) -> $T {
+  let pi = 3.14159265358979323846;
+  if (isnan_$T(a) || isnan_$T(b)) { return nan_$T(); }
+  if (a == 0.0) { return select(copysign_$T(0.0, a), copysign_$T(pi, a), signbit_$T(b)); }
+  if (isinf_$T(a) && isinf_$T(b)) { return copysign_$T(select(0.25 * pi, 0.75 * pi, b < 0.0), a); }
+  if (isinf_$T(b)) { return select(copysign_$T(0.0, a), copysign_$T(pi, a), b < 0.0); }
+  if (isinf_$T(a) || b == 0.0) { return copysign_$T(0.5 * pi, a); }
+  return atan2(a, b);
 }
 fn logaddexp_$T(x: $T, y: $T) -> $T {
   if (x == y) { return x + 0.6931471805599453; }
@@ -176,9 +231,7 @@ pub fn helpers(compute: &str) -> String {
                 ("u32", "u", "0x80000000u", "0x7fffffffu", "0x7f800000u")
             };
             let mut text = FLOAT.to_owned();
-            if !wide {
-                text.push_str(TRANSCENDENTAL);
-            }
+            text.push_str(if wide { F64_NARROW } else { TRANSCENDENTAL });
             text.replace("$T", compute)
                 .replace("$U", u)
                 .replace("$SIGN", sign)

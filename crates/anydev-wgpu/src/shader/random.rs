@@ -1,22 +1,25 @@
-//! Counter-based random numbers: Philox4x32-10 keyed by the seed, element
-//! `i` (row-major) using counter `counter + i` (64-bit, wrapping), so the
-//! numbers depend on neither the device nor how the work is split.
+//! Counter-based random numbers with the host kernels' formulas, so a
+//! draw equals the CPU's: Philox4x32-10 keyed by the seed, element `i`
+//! (row-major) using counter `counter + i` (64-bit, wrapping).
 //!
-//! From the four output words `x`:
-//! - f32 (and f16/bf16, which compute in f32) uniform: `u = (x0 >> 8) * 2^-24`
-//!   in `[0, 1)`, value `low + (high - low) * u` in f32;
-//! - f32 normal: Box-Muller with `u1 = ((x0 >> 8) + 1) * 2^-24` in `(0, 1]`
-//!   and `u2 = (x1 >> 8) * 2^-24`: `mean + std * sqrt(-2 ln u1) cos(2 pi u2)`;
-//! - f64 uniform: `u = ((x0 << 21) | (x1 >> 11)) * 2^-53`, in f64;
-//! - f64 normal: `u1`, `u2` from 53 bits as for uniform (`u1` shifted into
-//!   `(0, 1]`), but the logarithm and cosine are f32's (WGSL has no f64
-//!   transcendentals), so f64 normals carry about 7 significant digits.
+//! From the block `w` of element `i`, with `unit(a, b) = ((a << 21) |
+//! (b >> 11)) * 2^-53`:
+//! - uniform: `low + (high - low) * unit(w0, w1)` in f64, rounded once to
+//!   the output dtype, and stepped one ulp toward `low` if rounding reached
+//!   `high` (the interval is half-open). Bit-for-bit the CPU's result.
+//! - normal: Box-Muller, `mean + std * sqrt(-2 ln u1) cos(2 pi u2)` with
+//!   `u1 = 1 - unit(w0, w1)`, `u2 = unit(w2, w3)`; WGSL has no f64 logarithm
+//!   or cosine, so those two run in f32 (results agree with the CPU's to
+//!   about 1e-6 relative, and exactly in distribution).
 //!
-//! Slots: 0 = seed, 1 = counter, 2 and 3 = `low`/`high` or `mean`/`std`
-//! in the output's compute type.
+//! Devices without f64 compute everything in f32 with 24-bit uniforms.
+//!
+//! Slots: 0 = seed, 1 = counter, 2 and 3 = `low`/`high` or `mean`/`std`,
+//! f64 where the device has it, else f32.
 
 use super::dtype::Repr;
 use super::map::{MapSpec, Operand};
+use anydev_ops::DType;
 
 const PHILOX: &str = r#"
 fn mulhilo(a: u32, b: u32) -> vec2<u32> {
@@ -49,36 +52,76 @@ fn philox(i: u32) -> vec4<u32> {
 }
 "#;
 
-pub fn spec(out: &Repr, normal: bool) -> Option<MapSpec> {
-    if !out.is_float() {
+/// The dtype the distribution parameters and the arithmetic use.
+pub fn via(device_has_f64: bool) -> DType {
+    if device_has_f64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// WGSL stepping the output value `r` one unit of the output dtype toward
+/// `low` (`v0`), for a uniform that rounded up to `high`.
+fn step_down(out: &Repr) -> &'static str {
+    match (out.dtype, out.compute) {
+        (_, "f64") => "nextafter_f64(r, v0)",
+        (DType::F32, _) => "nextafter_f32(r, f32(v0))",
+        // Packed: step the 16-bit pattern toward -inf (the value is >= high > low).
+        (DType::F16, _) => "unpack2x16float(step16(f32_to_f16_bits(r))).x",
+        _ => "bitcast<f32>(step16(f32_to_bf16_bits(r)) << 16u)",
+    }
+}
+
+/// The stored value of `r` (rounded to the output dtype) as f64.
+fn stored(out: &Repr) -> &'static str {
+    match out.dtype {
+        DType::F16 => "f64(unpack2x16float(f32_to_f16_bits(r)).x)",
+        DType::BF16 => "f64(bitcast<f32>(f32_to_bf16_bits(r) << 16u))",
+        _ => "f64(r)",
+    }
+}
+
+pub fn spec(out: &Repr, via: DType, normal: bool) -> Option<MapSpec> {
+    if !out.is_float() || (out.dtype == DType::F64 && via != DType::F64) {
         return None;
     }
-    let wide = out.compute == "f64";
-    let body = match (wide, normal) {
-        (false, false) => "  let x = philox(i);\n  let u = f32(x.x >> 8u) * (1.0 / 16777216.0);\n  let r = v0 + (v1 - v0) * u;",
-        (false, true) => "  let x = philox(i);\n  let u1 = (f32(x.x >> 8u) + 1.0) * (1.0 / 16777216.0);\n  let u2 = f32(x.y >> 8u) * (1.0 / 16777216.0);\n  let r = v0 + v1 * (sqrt(-2.0 * log(u1)) * cos(6.2831853071795864769 * u2));",
-        (true, false) => "  let x = philox(i);\n  let u = f64((u64(x.x) << 21u) | u64(x.y >> 11u)) * (1.0 / 9007199254740992.0);\n  let r = v0 + (v1 - v0) * u;",
-        (true, true) => "  let x = philox(i);\n  let u1 = (f64((u64(x.x) << 21u) | u64(x.y >> 11u)) + 1.0) * (1.0 / 9007199254740992.0);\n  let u2 = f64((u64(x.z) << 21u) | u64(x.w >> 11u)) * (1.0 / 9007199254740992.0);\n  let z = sqrt(-2.0 * log(f32(u1))) * cos(6.2831853071795864769 * f32(u2));\n  let r = v0 + v1 * f64(z);",
+    let narrow = super::exprs::cast(&Repr::of(via), out, "w");
+    let body = if via == DType::F64 {
+        let unit =
+            |a: &str, b: &str| format!("(f64((u64(x.{a}) << 21u) | u64(x.{b} >> 11u)) * (1.0 / 9007199254740992.0))");
+        if normal {
+            format!(
+                "  let x = philox(i);\n  let u1 = 1.0 - {};\n  let u2 = {};\n  let z = sqrt(-2.0 * log(f32(u1))) * cos(6.2831853071795864769 * f32(u2));\n  let w = v0 + v1 * f64(z);\n  let r = {narrow};",
+                unit("x", "y"),
+                unit("z", "w"),
+            )
+        } else {
+            format!(
+                "  let x = philox(i);\n  let w = v0 + (v1 - v0) * {};\n  var r = {narrow};\n  if ({stored} >= v1 && v1 > v0) {{ r = {step}; }}",
+                unit("x", "y"),
+                stored = stored(out),
+                step = step_down(out),
+            )
+        }
+    } else if normal {
+        format!("  let x = philox(i);\n  let u1 = 1.0 - f32(x.x >> 8u) * (1.0 / 16777216.0);\n  let u2 = f32(x.z >> 8u) * (1.0 / 16777216.0);\n  let w = v0 + v1 * (sqrt(-2.0 * log(u1)) * cos(6.2831853071795864769 * u2));\n  let r = {narrow};")
+    } else {
+        format!("  let x = philox(i);\n  let w = v0 + (v1 - v0) * (f32(x.x >> 8u) * (1.0 / 16777216.0));\n  let r = {narrow};")
     };
     let scalar = |slot| Operand::Scalar {
-        repr: Repr::of(dtype_of(out)),
+        repr: Repr::of(via),
         slot,
     };
+    let functions = format!(
+        "{PHILOX}\nfn step16(b: u32) -> u32 {{\n  if (b == 0u) {{ return 0x8001u; }}\n  return select(b - 1u, b + 1u, (b & 0x8000u) != 0u);\n}}\n"
+    );
     Some(MapSpec {
         operands: vec![scalar(2), scalar(3)],
         out: *out,
         extra: Vec::new(),
-        uses: vec!["f32"],
-        body: body.into(),
-        functions: PHILOX.into(),
+        uses: vec!["f32", Repr::of(via).compute],
+        body,
+        functions,
     })
-}
-
-/// The dtype the distribution parameters are passed in: the compute type.
-fn dtype_of(out: &Repr) -> anydev_ops::DType {
-    if out.compute == "f64" {
-        anydev_ops::DType::F64
-    } else {
-        anydev_ops::DType::F32
-    }
 }

@@ -90,7 +90,13 @@ pub fn contiguous(shape: &[usize]) -> Vec<isize> {
     strides
 }
 
-pub fn tensor<'a>(buffer: &'a Buffer, dtype: DType, shape: &'a [usize], strides: &'a [isize], offset_elems: usize) -> TensorRef<'a> {
+pub fn tensor<'a>(
+    buffer: &'a Buffer,
+    dtype: DType,
+    shape: &'a [usize],
+    strides: &'a [isize],
+    offset_elems: usize,
+) -> TensorRef<'a> {
     TensorRef {
         buffer,
         offset: offset_elems * dtype.size(),
@@ -228,5 +234,135 @@ impl Rng {
 
     pub fn vec(&mut self, n: usize, low: f64, high: f64) -> Vec<f64> {
         (0..n).map(|_| self.uniform(low, high)).collect()
+    }
+}
+
+/// A strided view over a buffer of `len` elements.
+#[derive(Clone, Debug)]
+pub struct View {
+    pub shape: Vec<usize>,
+    pub strides: Vec<isize>,
+    pub offset: usize,
+    pub len: usize,
+}
+
+impl View {
+    pub fn contiguous(shape: &[usize]) -> View {
+        View {
+            shape: shape.to_vec(),
+            strides: contiguous(shape),
+            offset: 0,
+            len: shape.iter().product::<usize>().max(1),
+        }
+    }
+
+    /// Every axis reversed (negative strides) inside a buffer with a
+    /// 3-element margin on each side.
+    pub fn reversed(shape: &[usize]) -> View {
+        let c = contiguous(shape);
+        let n: usize = shape.iter().product();
+        let last: isize = shape.iter().zip(&c).map(|(&d, &s)| (d.max(1) as isize - 1) * s).sum();
+        View {
+            shape: shape.to_vec(),
+            strides: c.iter().map(|s| -s).collect(),
+            offset: 3 + last as usize,
+            len: n.max(1) + 6,
+        }
+    }
+
+    /// Column-major (transposed) layout, starting 5 elements in.
+    pub fn column_major(shape: &[usize]) -> View {
+        let mut strides = vec![0isize; shape.len()];
+        let mut s = 1isize;
+        for d in 0..shape.len() {
+            strides[d] = s;
+            s *= shape[d].max(1) as isize;
+        }
+        View {
+            shape: shape.to_vec(),
+            strides,
+            offset: 5,
+            len: s as usize + 5,
+        }
+    }
+
+    /// Every other element (stride 2 on the last axis).
+    pub fn gapped(shape: &[usize]) -> View {
+        let mut v = View::contiguous(shape);
+        for s in &mut v.strides {
+            *s *= 2;
+        }
+        v.len = 2 * v.len + 1;
+        v.offset = 1;
+        v
+    }
+
+    pub fn all(shape: &[usize]) -> Vec<View> {
+        vec![
+            View::contiguous(shape),
+            View::reversed(shape),
+            View::column_major(shape),
+            View::gapped(shape),
+        ]
+    }
+
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Buffer bytes with `values` (row-major, logical) at their places and
+    /// a marker (7) everywhere else.
+    pub fn place(&self, dtype: DType, values: &[f64]) -> Vec<u8> {
+        let mut all = vec![7.0; self.len];
+        for (i, &v) in values.iter().enumerate() {
+            all[element_index(i, &self.shape, &self.strides, self.offset)] = v;
+        }
+        encode(dtype, &all)
+    }
+
+    pub fn place_int(&self, dtype: DType, values: &[i128]) -> Vec<u8> {
+        let mut all = vec![7i128; self.len];
+        for (i, &v) in values.iter().enumerate() {
+            all[element_index(i, &self.shape, &self.strides, self.offset)] = v;
+        }
+        encode_int(dtype, &all)
+    }
+
+    /// The logical elements of a downloaded buffer.
+    pub fn gather<T: Copy>(&self, all: &[T]) -> Vec<T> {
+        (0..self.numel())
+            .map(|i| all[element_index(i, &self.shape, &self.strides, self.offset)])
+            .collect()
+    }
+
+    pub fn tensor<'a>(&'a self, buffer: &'a Buffer, dtype: DType) -> TensorRef<'a> {
+        tensor(buffer, dtype, &self.shape, &self.strides, self.offset)
+    }
+}
+
+pub const FLOATS: [DType; 4] = [DType::F16, DType::BF16, DType::F32, DType::F64];
+pub const INTS: [DType; 8] = [
+    DType::I8,
+    DType::I16,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+];
+
+/// `v` wrapped into integer dtype `dtype`, as two's complement does.
+pub fn wrap(dtype: DType, v: i128) -> i128 {
+    decode_int(dtype, &encode_int(dtype, &[v]))[0]
+}
+
+/// The smallest and largest value of an integer dtype.
+pub fn int_range(dtype: DType) -> (i128, i128) {
+    let bits = dtype.size() as u32 * 8;
+    if dtype.is_signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
     }
 }
