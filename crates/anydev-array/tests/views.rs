@@ -1,0 +1,154 @@
+//! Views share the buffer and read back the right elements; reshape copies
+//! only when the layout requires it; host round trips for every dtype.
+
+use anydev_array::{self as ad, s, Array, DType, Error, SliceArg};
+use half::{bf16, f16};
+
+fn grid() -> Array {
+    ad::arange(0, 24, 1, DType::I32).unwrap().reshape(&[2, 3, 4]).unwrap()
+}
+
+#[test]
+fn slicing_with_steps_and_negative_steps_matches_numpy() {
+    let x = grid();
+    let v = x.slice(&s![1, ..;-1, 1..;2]).unwrap();
+    assert!(v.shares_buffer(&x));
+    assert_eq!(v.shape(), &[3, 2]);
+    // NumPy: np.arange(24).reshape(2,3,4)[1, ::-1, 1::2]
+    assert_eq!(v.to_vec::<i32>().unwrap(), vec![21, 23, 17, 19, 13, 15]);
+    let e = x.slice(&[SliceArg::Ellipsis, SliceArg::from(-1)]).unwrap();
+    assert_eq!(e.to_vec::<i32>().unwrap(), vec![3, 7, 11, 15, 19, 23]);
+    let n = x
+        .slice(&[SliceArg::from(0), SliceArg::NewAxis, SliceArg::from(..2)])
+        .unwrap();
+    assert_eq!(n.shape(), &[1, 2, 4]);
+    let empty = x
+        .slice(&[
+            SliceArg::FULL,
+            SliceArg::Slice {
+                start: Some(2),
+                stop: Some(1),
+                step: 1,
+            },
+        ])
+        .unwrap();
+    assert_eq!(empty.shape(), &[2, 0, 4]);
+    assert!(empty.to_vec::<i32>().unwrap().is_empty());
+    assert!(matches!(
+        x.slice(&s![2]),
+        Err(Error::IndexOutOfBounds { index: 2, len: 2, .. })
+    ));
+    assert!(x.slice(&s![.., ..;0]).is_err());
+    assert!(x.slice(&s![0, 0, 0, 0]).is_err());
+    assert!(x.slice(&[SliceArg::Ellipsis, SliceArg::Ellipsis]).is_err());
+}
+
+#[test]
+fn reshape_views_when_possible_and_copies_otherwise() {
+    let x = grid();
+    let r = x.reshape(&[6, -1]).unwrap();
+    assert!(r.shares_buffer(&x));
+    assert_eq!(r.shape(), &[6, 4]);
+    let t = x.permute_dims(&[2, 0, 1]).unwrap();
+    assert!(t.shares_buffer(&x));
+    assert_eq!(t.shape(), &[4, 2, 3]);
+    let flat = t.flatten().unwrap();
+    assert!(!flat.shares_buffer(&x), "a transposed layout cannot flatten in place");
+    let want: Vec<i32> = (0..4)
+        .flat_map(|k| (0..2).flat_map(move |i| (0..3).map(move |j| i * 12 + j * 4 + k)))
+        .collect();
+    assert_eq!(flat.to_vec::<i32>().unwrap(), want);
+    assert!(matches!(x.reshape(&[5, -1]), Err(Error::ShapeMismatch { .. })));
+    assert!(x.reshape(&[7]).unwrap_err().to_string().contains("24"));
+    assert!(x.permute_dims(&[0, 0, 1]).is_err());
+    assert!(x.permute_dims(&[0, 1]).is_err());
+}
+
+#[test]
+fn dims_views() {
+    let x = grid();
+    assert_eq!(x.expand_dims(-1).unwrap().shape(), &[2, 3, 4, 1]);
+    assert_eq!(x.expand_dims(0).unwrap().squeeze(0).unwrap().shape(), &[2, 3, 4]);
+    assert!(x.expand_dims(4).is_err());
+    assert!(x.squeeze(0).is_err());
+    let b = x.slice(&s![.., 0..1, ..]).unwrap().broadcast_to(&[5, 2, 3, 4]).unwrap();
+    assert!(b.shares_buffer(&x));
+    assert_eq!(b.strides()[0], 0);
+    assert_eq!(b.to_vec::<i32>().unwrap()[..4], [0, 1, 2, 3]);
+    assert!(matches!(x.broadcast_to(&[2, 3, 5]), Err(Error::ShapeMismatch { .. })));
+    let m = x.matrix_transpose().unwrap();
+    assert_eq!(m.shape(), &[2, 4, 3]);
+    assert_eq!(m.slice(&s![0, 1]).unwrap().to_vec::<i32>().unwrap(), vec![1, 5, 9]);
+    assert_eq!(x.moveaxis(&[0], &[-1]).unwrap().shape(), &[3, 4, 2]);
+    let f = x.flip([0, 2]).unwrap();
+    assert_eq!(
+        f.slice(&s![0, 0]).unwrap().to_vec::<i32>().unwrap(),
+        vec![15, 14, 13, 12]
+    );
+    assert!(Array::scalar(1.0f32, ()).unwrap().matrix_transpose().is_err());
+}
+
+#[test]
+fn host_round_trips_for_every_dtype() {
+    fn check<T: ad::Element>(values: &[T]) {
+        let a = Array::from_slice(values, &[values.len()], ()).unwrap();
+        assert_eq!(a.dtype(), T::DTYPE);
+        assert_eq!(a.to_vec::<T>().unwrap(), values);
+        assert_eq!(
+            a.flip(ad::ALL).unwrap().flip(ad::ALL).unwrap().to_vec::<T>().unwrap(),
+            values
+        );
+    }
+    check(&[true, false]);
+    check(&[i8::MIN, i8::MAX]);
+    check(&[i16::MIN, 0]);
+    check(&[i32::MIN, 1]);
+    check(&[i64::MIN, i64::MAX]);
+    check(&[u8::MAX]);
+    check(&[u16::MAX]);
+    check(&[u32::MAX]);
+    check(&[u64::MAX]);
+    check(&[f16::from_f32(0.5), f16::INFINITY]);
+    check(&[bf16::from_f32(-3.0)]);
+    check(&[f32::MIN_POSITIVE]);
+    check(&[f64::MAX]);
+}
+
+#[test]
+fn reading_back_checks_dtype_and_size() {
+    let a = Array::from_slice(&[1.0f32, 2.0], &[2], ()).unwrap();
+    assert!(matches!(a.to_vec::<f64>(), Err(Error::InvalidDType { .. })));
+    assert!(a.to_scalar::<f32>().is_err());
+    assert_eq!(a.slice(&s![1..]).unwrap().to_scalar::<f32>().unwrap(), 2.0);
+    assert!(matches!(
+        Array::scalar(1u8, ()).unwrap().to_scalar::<i8>(),
+        Err(Error::InvalidDType { .. })
+    ));
+    assert_eq!(Array::scalar(7u8, ()).unwrap().item().unwrap(), ad::Scalar::U8(7));
+    assert!(matches!(
+        Array::from_slice(&[1, 2, 3], &[2, 2], ()),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    let converted = Array::from_slice(&[1i32, 2], &[2], DType::F32).unwrap();
+    assert_eq!(converted.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+}
+
+#[test]
+fn printing_is_numpy_like() {
+    let a = Array::from_slice(&[1.0f32, 2.5, -3.0, f32::NAN], &[2, 2], ()).unwrap();
+    assert_eq!(a.to_string(), "[[ 1. 2.5]\n [-3. nan]]");
+    assert_eq!(
+        format!("{a:?}"),
+        "array([[ 1., 2.5],\n       [-3., nan]], dtype=f32, device=cpu:0)"
+    );
+    assert_eq!(Array::scalar(5i64, ()).unwrap().to_string(), "5");
+    assert_eq!(
+        Array::from_slice(&[true, false], &[2], ()).unwrap().to_string(),
+        "[ true false]"
+    );
+    assert_eq!(ad::zeros(&[0], ()).unwrap().to_string(), "[]");
+    let big = ad::arange(0, 2000, 1, ()).unwrap().to_string();
+    assert_eq!(big, "[   0    1    2 ... 1997 1998 1999]");
+    let cube = ad::arange(0, 8, 1, ()).unwrap().reshape(&[2, 2, 2]).unwrap();
+    assert_eq!(cube.to_string(), "[[[0 1]\n  [2 3]]\n\n [[4 5]\n  [6 7]]]");
+}
