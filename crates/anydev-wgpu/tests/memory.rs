@@ -60,7 +60,15 @@ fn copies_and_fills_on_the_device() {
 #[test]
 fn accounting_follows_the_buffers() {
     let g = gpu_or_skip!();
+    // A backend of its own: the other tests allocate concurrently on the shared one.
+    let backend = anydev_wgpu::init(&anydev_wgpu::InitOptions::from_env().unwrap()).unwrap();
+    let g = common::Gpu {
+        stream: backend.default_stream(0).unwrap(),
+        backend,
+        device: g.device,
+    };
     let before = g.backend.memory_stats(0).unwrap();
+    assert_eq!((before.in_use, before.allocations), (0, 0));
     let bufs: Vec<_> = [1usize, 1000, 1 << 20].iter().map(|&n| g.alloc(n)).collect();
     let during = g.backend.memory_stats(0).unwrap();
     assert_eq!(during.in_use - before.in_use, 1 + 1000 + (1 << 20));

@@ -231,8 +231,8 @@ pub fn cast(src: &Repr, dst: &Repr, v: &str) -> String {
         return v.to_owned();
     }
     if s == "f64" && d == "f32" && dst.word.is_none() {
-        // One rounding to f16/bf16, as from f64 directly.
-        return format!("f64_to_f32_odd({v})");
+        // Round to f16/bf16 as the host does (see the prelude).
+        return format!("f64_to_f32_for_half({v})");
     }
     match (s, d) {
         ("i32", "u32") | ("u32", "i32") | ("i64", "u64") | ("u64", "i64") => format!("bitcast<{d}>({v})"),

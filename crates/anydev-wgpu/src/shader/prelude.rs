@@ -97,18 +97,13 @@ fn nextafter_$T(a: $T, b: $T) -> $T {
 fn cast_bool_$T(a: $T) -> u32 { return select(0u, 1u, a != 0.0 || isnan_$T(a)); }
 "#;
 
-/// f64 to f32 rounding to odd: exact values stay, others truncate toward
-/// zero and set the lowest bit. Rounding that result once more to f16 or
-/// bf16 (nearest-even) equals rounding the f64 directly, which a plain
-/// f64 -> f32 -> f16 chain (two roundings) does not always.
+/// f64 narrowed for a 16-bit float the way the host (the `half` crate)
+/// does it: the low 32 bits of the f64 are dropped first, and the result
+/// (exact in f32) is then rounded to nearest-even when stored.
 const F64_NARROW: &str = r#"
-fn f64_to_f32_odd(x: f64) -> f32 {
-  let t = f32(x);
-  let back = f64(t);
-  if (back == x || isnan_f64(x) || (bitcast<u32>(t) & 0x7fffffffu) == 0x7f800000u) { return t; }
-  var b = bitcast<u32>(t);
-  if (abs(back) > abs(x)) { b = b - 1u; }
-  return bitcast<f32>(b | 1u);
+fn f64_to_f32_for_half(x: f64) -> f32 {
+  if (isnan_f64(x)) { return f32(x); }
+  return f32(bitcast<f64>(bitcast<u64>(x) & 0xffffffff00000000lu));
 }
 "#;
 
