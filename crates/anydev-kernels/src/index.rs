@@ -3,7 +3,7 @@
 use crate::dispatch::{with_any, with_size};
 use crate::element::Element;
 use crate::error::{invalid, KernelError};
-use crate::iter::{for_each_row, Space, GRAIN_CHEAP};
+use crate::iter::{for_each_row, lanes, GRAIN_CHEAP};
 use crate::tensor::HostTensor;
 use anydev_ops::DType;
 
@@ -57,15 +57,7 @@ pub(crate) unsafe fn take(
     if count == 0 {
         return Ok(());
     }
-    let without = |v: &[isize]| -> Vec<isize> { v.iter().enumerate().filter(|p| p.0 != axis).map(|p| *p.1).collect() };
-    let shape: Vec<usize> = x
-        .shape
-        .iter()
-        .enumerate()
-        .filter(|p| p.0 != axis)
-        .map(|p| *p.1)
-        .collect();
-    let lanes = Space::new(&shape, [&without(x.strides), &without(out.strides)], [size as usize; 2])?;
+    let lanes = lanes(x, out, axis)?;
     let os = out.strides[axis] * size;
     let offs = &offs;
     let grain = (GRAIN_CHEAP / count).max(1);

@@ -10,7 +10,7 @@
 //! kernels (arange, random) independent of chunking.
 
 use crate::error::{invalid, KernelError};
-use crate::tensor::SendPtrs;
+use crate::tensor::{HostTensor, SendPtrs};
 use rayon::prelude::*;
 
 /// Most non-unit dims a layout can have: each multiplies the element
@@ -97,6 +97,17 @@ impl<const K: usize> Space<K> {
         }
         s
     }
+}
+
+/// The dims of `x` other than `axis`, with `x`'s and `out`'s strides:
+/// one lane per position, along which axis-wise kernels (scan, sort,
+/// take) walk. `out` must have `x`'s rank.
+pub(crate) fn lanes(x: &HostTensor, out: &HostTensor, axis: usize) -> Result<Space<2>, KernelError> {
+    let dims: Vec<usize> = (0..x.ndim()).filter(|&d| d != axis).collect();
+    let shape: Vec<usize> = dims.iter().map(|&d| x.shape[d]).collect();
+    let xs: Vec<isize> = dims.iter().map(|&d| x.strides[d]).collect();
+    let os: Vec<isize> = dims.iter().map(|&d| out.strides[d]).collect();
+    Space::new(&shape, [&xs, &os], [x.dtype.size(), out.dtype.size()])
 }
 
 /// Position in the outer dims of a [`Space`] and the byte offsets it gives.

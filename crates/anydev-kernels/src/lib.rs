@@ -5,10 +5,26 @@
 //! CPU backend and host-memory plugins (the simulator) both call
 //! [`execute`] after checking [`supports`].
 //!
-//! Numeric semantics follow the Array API standard and NumPy 2; the
-//! choices where those leave room (integer division by zero gives 0,
-//! integer `pow` with a negative exponent gives 0, out-of-range shifts)
-//! are documented in [`arith`](crate::arith) and in the crate README.
+//! Numeric semantics follow the Array API standard and NumPy 2. Where
+//! those leave room, the kernels choose (see `arith.rs`):
+//! - integer arithmetic wraps; `floor_divide` and `remainder` by zero give
+//!   0; `remainder` takes the divisor's sign, `floor_divide` floors;
+//! - integer `pow` uses repeated squaring with wrap-around; a negative
+//!   exponent gives 0 (NumPy raises, a kernel cannot);
+//! - shifts by a negative amount or by at least the bit width give 0, or
+//!   -1 for the right shift of a negative value;
+//! - `round` is half-to-even, `sign(NaN)` is NaN, `maximum`/`minimum`/
+//!   `min`/`max` propagate NaN, `argmin`/`argmax` return the first
+//!   extreme (or the first NaN);
+//! - casts: float to int truncates toward zero and saturates, NaN gives
+//!   0; int to int wraps; anything to bool is `!= 0` (NaN is true);
+//!   f64 to f16/bf16 rounds once (to-odd through f32);
+//! - f16 and bf16 compute in f32 and round once per result; their sums,
+//!   products and scans accumulate in f32;
+//! - `take` accepts indices in `[-len, len)` and refuses others.
+//!
+//! Large calls run on the current rayon pool; results never depend on its
+//! size (fixed chunking for long reductions, counter-based random).
 
 mod arith;
 mod binary;

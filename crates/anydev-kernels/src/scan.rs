@@ -8,7 +8,7 @@
 use crate::arith::Accum;
 use crate::dispatch::with_numeric;
 use crate::error::{invalid, KernelError};
-use crate::iter::{for_each_row, Space, GRAIN_CHEAP};
+use crate::iter::{for_each_row, lanes, GRAIN_CHEAP};
 use crate::tensor::{same_shape, HostTensor};
 use anydev_ops::ScanOp;
 use std::mem::size_of;
@@ -50,16 +50,7 @@ unsafe fn scan_typed<T: Accum>(x: &HostTensor, axis: usize, out: &HostTensor, pr
     let size = size_of::<T>() as isize;
     let n = x.shape[axis];
     let (ax, ao) = (x.strides[axis] * size, out.strides[axis] * size);
-    let drop_axis =
-        |v: &[usize]| -> Vec<usize> { v.iter().enumerate().filter(|p| p.0 != axis).map(|p| *p.1).collect() };
-    let drop_axis_i =
-        |v: &[isize]| -> Vec<isize> { v.iter().enumerate().filter(|p| p.0 != axis).map(|p| *p.1).collect() };
-    let shape = drop_axis(x.shape);
-    let lanes = Space::new(
-        &shape,
-        [&drop_axis_i(x.strides), &drop_axis_i(out.strides)],
-        [size as usize; 2],
-    )?;
+    let lanes = lanes(x, out, axis)?;
     if n == 0 {
         return Ok(());
     }

@@ -9,7 +9,7 @@
 use crate::dispatch::with_any;
 use crate::element::Element;
 use crate::error::{invalid, KernelError};
-use crate::iter::{for_each_row, Space};
+use crate::iter::{for_each_row, lanes};
 use crate::map::{map1, Src};
 use crate::tensor::{same_shape, HostTensor};
 use std::cmp::Ordering;
@@ -63,20 +63,8 @@ unsafe fn sort_typed<T: Element, const ARG: bool>(
     out: &HostTensor,
 ) -> Result<(), KernelError> {
     let n = x.shape[axis];
-    let without = |v: &[isize]| -> Vec<isize> { v.iter().enumerate().filter(|p| p.0 != axis).map(|p| *p.1).collect() };
-    let shape: Vec<usize> = x
-        .shape
-        .iter()
-        .enumerate()
-        .filter(|p| p.0 != axis)
-        .map(|p| *p.1)
-        .collect();
-    let osize = if ARG { 8 } else { size_of::<T>() };
-    let lanes = Space::new(
-        &shape,
-        [&without(x.strides), &without(out.strides)],
-        [size_of::<T>(), osize],
-    )?;
+    let osize = out.dtype.size();
+    let lanes = lanes(x, out, axis)?;
     let (ax, ao) = (
         x.strides[axis] * size_of::<T>() as isize,
         out.strides[axis] * osize as isize,
