@@ -124,9 +124,7 @@ impl Report {
 fn describe(runtime: &Runtime, device: anydev::Device) -> DeviceReport {
     let properties = runtime.properties(device);
     let capabilities = runtime.capabilities(device);
-    let memory = runtime
-        .backend(device)
-        .and_then(|b| b.memory_stats(device.index()));
+    let memory = runtime.backend(device).and_then(|b| b.memory_stats(device.index()));
     let error = [
         properties.as_ref().err(),
         capabilities.as_ref().err(),
@@ -241,10 +239,16 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
         assert!(json["default_device"].is_null());
         let error = json["default_device_error"].as_str().unwrap();
-        assert!(error.contains("cuda:7") && error.contains("available devices: cpu:0"), "{error}");
+        assert!(
+            error.contains("cuda:7") && error.contains("available devices: cpu:0"),
+            "{error}"
+        );
         let text = report.to_text();
         assert!(text.contains("default device: NONE"), "{text}");
         assert!(text.contains("problems:"), "{text}");
-        assert!(text.contains("broken") && text.contains("failed") && text.contains("bad firmware"), "{text}");
+        assert!(
+            text.contains("broken") && text.contains("failed") && text.contains("bad firmware"),
+            "{text}"
+        );
     }
 }

@@ -6,7 +6,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "anydev", version, about = "One array API, every accelerator: inspect what this machine offers.")]
+#[command(
+    name = "anydev",
+    version,
+    about = "One array API, every accelerator: inspect what this machine offers."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -9,7 +9,10 @@ fn anydev(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
         cmd.env(k, v);
     }
     let out = cmd.output().expect("the binary runs");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 #[test]
@@ -44,7 +47,12 @@ fn anydev_backends_disables_the_rest() {
     let (code, stdout) = anydev(&["info", "--json"], &[("ANYDEV_BACKENDS", "nothing")]);
     assert_eq!(code, 1, "no backend left means no default device");
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let cpu = json["backends"].as_array().unwrap().iter().find(|b| b["name"] == "cpu").unwrap();
+    let cpu = json["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "cpu")
+        .unwrap();
     assert_eq!(cpu["status"], "disabled");
     assert!(json["problems"][0].as_str().unwrap().contains("nothing"));
 }

@@ -8,7 +8,7 @@ use std::sync::{Mutex, OnceLock};
 /// that backends declare. Kinds are interned, so a `DeviceKind` is a
 /// pointer-sized `Copy` value and comparing two is a string comparison only
 /// when their pointers differ.
-#[derive(Clone, Copy, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Eq, PartialOrd, Ord)]
 pub struct DeviceKind(&'static str);
 
 impl DeviceKind {
@@ -33,7 +33,10 @@ impl DeviceKind {
         if is_valid_kind(name) {
             Ok(DeviceKind::new(name))
         } else {
-            Err(invalid(name, "the kind must start with a lower-case letter and contain only a-z, 0-9 and _"))
+            Err(invalid(
+                name,
+                "the kind must start with a lower-case letter and contain only a-z, 0-9 and _",
+            ))
         }
     }
 
@@ -45,6 +48,13 @@ impl DeviceKind {
 impl PartialEq for DeviceKind {
     fn eq(&self, other: &Self) -> bool {
         std::ptr::eq(self.0, other.0) || self.0 == other.0
+    }
+}
+
+impl std::hash::Hash for DeviceKind {
+    /// Hashes the name, consistent with `eq` comparing names.
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
     }
 }
 
@@ -111,7 +121,10 @@ impl FromStr for Device {
             return Err(invalid(s, "the kind before ':' is empty"));
         }
         let kind = DeviceKind::parse(kind).map_err(|_| {
-            invalid(s, "the kind must start with a lower-case letter and contain only a-z, 0-9 and _")
+            invalid(
+                s,
+                "the kind must start with a lower-case letter and contain only a-z, 0-9 and _",
+            )
         })?;
         if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
             return Err(invalid(s, "the index after ':' must be a non-negative whole number"));
@@ -167,7 +180,9 @@ mod tests {
 
     #[test]
     fn malformed_text_is_an_error_that_quotes_the_input_and_shows_the_form() {
-        for text in ["", "cuda", "cuda:x", ":1", "cpu:-1", "cpu:1:2", "CPU:0", "cpu:", "cpu: 1", "cpu:+1"] {
+        for text in [
+            "", "cuda", "cuda:x", ":1", "cpu:-1", "cpu:1:2", "CPU:0", "cpu:", "cpu: 1", "cpu:+1",
+        ] {
             let err = text.parse::<Device>().expect_err(text);
             let message = err.to_string();
             assert!(message.contains(&format!("{text:?}")), "{message}");

@@ -12,22 +12,24 @@ pub enum Error {
     #[error("invalid device {input:?}: {reason}; expected the form kind:index, such as cpu:0 or cuda:1")]
     InvalidDevice { input: String, reason: &'static str },
 
-    #[error("device {device} is not available: {reason}; available devices: {}", DeviceList(available))]
+    #[error(
+        "device {device} is not available: {reason}; available devices: {}",
+        DeviceList(available)
+    )]
     DeviceUnavailable {
         device: String,
         reason: String,
         available: Vec<Device>,
     },
 
-    #[error("{op}: arrays are on different devices ({}); move them to one device first with to_device", DeviceList(devices))]
+    #[error(
+        "{op}: arrays are on different devices ({}); move them to one device first with to_device",
+        DeviceList(devices)
+    )]
     DeviceMismatch { op: String, devices: Vec<Device> },
 
     #[error("{op} is not supported for dtype {dtype} on {device}")]
-    Unsupported {
-        op: String,
-        dtype: DType,
-        device: Device,
-    },
+    Unsupported { op: String, dtype: DType, device: Device },
 
     #[error("device {device} does not support dtype {dtype} (see its \"dtypes\" capability); use a supported dtype or another device")]
     UnsupportedDType { dtype: DType, device: Device },
@@ -57,11 +59,7 @@ pub enum Error {
     InvalidArgument { op: String, message: String },
 
     #[error("{op}: {dtype} is not a valid dtype here: {reason}")]
-    InvalidDType {
-        op: String,
-        dtype: DType,
-        reason: String,
-    },
+    InvalidDType { op: String, dtype: DType, reason: String },
 
     #[error("backend {backend}: {message}")]
     Backend { backend: String, message: String },

@@ -167,7 +167,10 @@ impl MemoryCounter {
             if self.limit.is_some_and(|limit| next > limit) {
                 return Err(current);
             }
-            match self.in_use.compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Relaxed) {
+            match self
+                .in_use
+                .compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
                 Ok(_) => {
                     self.peak.fetch_max(next, Ordering::AcqRel);
                     self.allocations.fetch_add(1, Ordering::AcqRel);

@@ -90,7 +90,10 @@ impl CpuBackend {
     fn host_tensor<'a>(&self, t: &TensorRef<'a>) -> Result<HostTensor<'a>> {
         let alloc = self.host(t.buffer)?;
         let ptr = alloc.ptr_at(t.offset).ok_or_else(|| {
-            Error::backend(NAME, format!("offset {} is outside a buffer of {} bytes", t.offset, t.buffer.len()))
+            Error::backend(
+                NAME,
+                format!("offset {} is outside a buffer of {} bytes", t.offset, t.buffer.len()),
+            )
         })?;
         Ok(HostTensor {
             data: ptr,

@@ -25,7 +25,11 @@ pub fn host_properties() -> DeviceProperties {
     let os = sysinfo::System::name().unwrap_or_else(|_| std::env::consts::OS.to_owned());
     let kernel = sysinfo::System::kernel_version().unwrap_or_default();
     DeviceProperties {
-        name: if name.is_empty() { std::env::consts::ARCH.to_owned() } else { name },
+        name: if name.is_empty() {
+            std::env::consts::ARCH.to_owned()
+        } else {
+            name
+        },
         vendor: or_unknown(vendor),
         memory_bytes,
         driver: format!("{os} {kernel}").trim().to_owned(),

@@ -36,9 +36,16 @@ fn accounting_returns_to_zero_after_buffers_drop() {
 #[test]
 fn impossible_allocations_are_out_of_memory_errors() {
     let cpu = backend();
-    let err = cpu.allocate(0, usize::MAX / 2, MemoryKind::System).err().expect("must fail");
+    let err = cpu
+        .allocate(0, usize::MAX / 2, MemoryKind::System)
+        .err()
+        .expect("must fail");
     assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
-    assert_eq!(cpu.memory_stats(0).unwrap().in_use, 0, "a failed allocation reserves nothing");
+    assert_eq!(
+        cpu.memory_stats(0).unwrap().in_use,
+        0,
+        "a failed allocation reserves nothing"
+    );
     assert!(cpu.allocate(0, 16, MemoryKind::Device).is_err());
     assert!(cpu.allocate(1, 16, MemoryKind::System).is_err());
 }

@@ -17,7 +17,9 @@ fn config(device: Option<&str>, backends: Option<&[&str]>) -> RuntimeConfig {
 fn providers() -> Vec<BackendProvider> {
     vec![
         anydev_cpu::provider(),
-        BackendProvider::new("broken", 50, || Err(InitError::Failed("driver version 1.0 is too old".into()))),
+        BackendProvider::new("broken", 50, || {
+            Err(InitError::Failed("driver version 1.0 is too old".into()))
+        }),
         BackendProvider::new("absent", 60, || Err(InitError::Unavailable("no such hardware".into()))),
         BackendProvider::new("panicky", 70, || panic!("kaboom in init")),
     ]
@@ -43,8 +45,12 @@ fn failing_backends_are_reported_and_the_cpu_still_works() {
             reason: "driver version 1.0 is too old".into()
         }
     );
-    assert!(matches!(status(&runtime, "absent"), BackendStatus::Unavailable { reason } if reason == "no such hardware"));
-    assert!(matches!(status(&runtime, "panicky"), BackendStatus::Failed { reason } if reason.contains("kaboom in init")));
+    assert!(
+        matches!(status(&runtime, "absent"), BackendStatus::Unavailable { reason } if reason == "no such hardware")
+    );
+    assert!(
+        matches!(status(&runtime, "panicky"), BackendStatus::Failed { reason } if reason.contains("kaboom in init"))
+    );
 
     // The failed accelerators have higher priority, but the default falls to
     // the highest-priority backend that is actually available.
@@ -56,9 +62,15 @@ fn failing_backends_are_reported_and_the_cpu_still_works() {
     assert!(props.memory_bytes > 0);
     assert!(!props.name.is_empty());
 
-    let err = runtime.backend("broken:0".parse().unwrap()).err().expect("broken has no devices");
+    let err = runtime
+        .backend("broken:0".parse().unwrap())
+        .err()
+        .expect("broken has no devices");
     let text = err.to_string();
-    assert!(text.contains("too old") && text.contains("broken:0") && text.contains("cpu:0"), "{text}");
+    assert!(
+        text.contains("too old") && text.contains("broken:0") && text.contains("cpu:0"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -88,7 +100,10 @@ fn anydev_backends_restricts_which_backends_load() {
     let runtime = Runtime::new(providers(), config(None, Some(&["cpu"])));
     assert_eq!(status(&runtime, "cpu"), BackendStatus::Available { devices: 1 });
     for name in ["broken", "absent", "panicky"] {
-        assert!(matches!(status(&runtime, name), BackendStatus::Disabled { .. }), "{name}");
+        assert!(
+            matches!(status(&runtime, name), BackendStatus::Disabled { .. }),
+            "{name}"
+        );
     }
     assert!(runtime.problems().is_empty());
 
@@ -96,7 +111,10 @@ fn anydev_backends_restricts_which_backends_load() {
     assert!(matches!(status(&runtime, "cpu"), BackendStatus::Disabled { .. }));
     assert!(matches!(status(&runtime, "absent"), BackendStatus::Unavailable { .. }));
     assert!(runtime.problems()[0].contains("\"nope\""), "{:?}", runtime.problems());
-    assert!(runtime.default_device().is_err(), "nothing available means no default, not the CPU");
+    assert!(
+        runtime.default_device().is_err(),
+        "nothing available means no default, not the CPU"
+    );
 }
 
 #[test]
@@ -114,7 +132,9 @@ fn creation_device_prefers_explicit_then_scope_then_default() {
 #[test]
 fn duplicate_backend_names_are_rejected() {
     let mut list = providers();
-    list.push(BackendProvider::new("cpu", 5, || Ok(Arc::new(anydev_cpu::CpuBackend::new()) as Arc<dyn Backend>)));
+    list.push(BackendProvider::new("cpu", 5, || {
+        Ok(Arc::new(anydev_cpu::CpuBackend::new()) as Arc<dyn Backend>)
+    }));
     let runtime = Runtime::new(list, RuntimeConfig::default());
     let records: Vec<_> = runtime.backends().iter().filter(|b| b.name() == "cpu").collect();
     assert_eq!(records.len(), 2);

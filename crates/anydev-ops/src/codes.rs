@@ -272,11 +272,7 @@ impl UnaryOp {
     pub const fn outputs_bool(self) -> bool {
         matches!(
             self,
-            UnaryOp::IsFinite
-                | UnaryOp::IsInf
-                | UnaryOp::IsNan
-                | UnaryOp::SignBit
-                | UnaryOp::LogicalNot
+            UnaryOp::IsFinite | UnaryOp::IsInf | UnaryOp::IsNan | UnaryOp::SignBit | UnaryOp::LogicalNot
         )
     }
 }

@@ -121,12 +121,7 @@ pub struct UnknownDType(pub String);
 impl fmt::Display for UnknownDType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<_> = DType::ALL.iter().map(|d| d.name()).collect();
-        write!(
-            f,
-            "unknown dtype {:?}; expected one of {}",
-            self.0,
-            names.join(", ")
-        )
+        write!(f, "unknown dtype {:?}; expected one of {}", self.0, names.join(", "))
     }
 }
 

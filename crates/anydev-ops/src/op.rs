@@ -86,12 +86,7 @@ pub enum Op<'a, T> {
     },
     /// `out = take(x, indices, axis)`; `indices` is 1-D `i64`, already
     /// checked to lie in `[0, x.shape[axis])` (negatives normalised).
-    Take {
-        x: T,
-        indices: T,
-        axis: usize,
-        out: T,
-    },
+    Take { x: T, indices: T, axis: usize, out: T },
     /// Batched product: `a` is `[..., m, k]`, `b` is `[..., k, n]`, `out` is
     /// `[..., m, n]`; the batch dims are equal (broadcast with zero strides).
     Matmul { a: T, b: T, out: T },
@@ -112,12 +107,7 @@ pub enum Op<'a, T> {
     },
     /// For each element of `values`, the insertion index into the 1-D
     /// ascending `sorted` (`right` picks the side); `out` is `i64`.
-    SearchSorted {
-        sorted: T,
-        values: T,
-        right: bool,
-        out: T,
-    },
+    SearchSorted { sorted: T, values: T, right: bool, out: T },
     /// Row-major coordinates of the non-zero elements of `x`; `out` is
     /// `i64` of shape `[count, x.ndim]`, where the array layer has counted
     /// the non-zero elements first.
@@ -216,7 +206,11 @@ impl<'a, T> Op<'a, T> {
     pub fn try_map<U, E>(&self, mut f: impl FnMut(&T) -> Result<U, E>) -> Result<Op<'a, U>, E> {
         let f = &mut f;
         Ok(match self {
-            Op::Unary { op, x, out } => Op::Unary { op: *op, x: f(x)?, out: f(out)? },
+            Op::Unary { op, x, out } => Op::Unary {
+                op: *op,
+                x: f(x)?,
+                out: f(out)?,
+            },
             Op::Binary { op, lhs, rhs, out } => Op::Binary {
                 op: *op,
                 lhs: lhs.map(f)?,
@@ -243,13 +237,21 @@ impl<'a, T> Op<'a, T> {
                 out: f(out)?,
             },
             Op::Copy { x, out } => Op::Copy { x: f(x)?, out: f(out)? },
-            Op::Fill { out, value } => Op::Fill { out: f(out)?, value: *value },
+            Op::Fill { out, value } => Op::Fill {
+                out: f(out)?,
+                value: *value,
+            },
             Op::Arange { out, start, step } => Op::Arange {
                 out: f(out)?,
                 start: *start,
                 step: *step,
             },
-            Op::Random { out, dist, seed, counter } => Op::Random {
+            Op::Random {
+                out,
+                dist,
+                seed,
+                counter,
+            } => Op::Random {
                 out: f(out)?,
                 dist: *dist,
                 seed: *seed,
@@ -261,20 +263,39 @@ impl<'a, T> Op<'a, T> {
                 axis: *axis,
                 out: f(out)?,
             },
-            Op::Matmul { a, b, out } => Op::Matmul { a: f(a)?, b: f(b)?, out: f(out)? },
-            Op::Sort { x, axis, descending, out } => Op::Sort {
+            Op::Matmul { a, b, out } => Op::Matmul {
+                a: f(a)?,
+                b: f(b)?,
+                out: f(out)?,
+            },
+            Op::Sort {
+                x,
+                axis,
+                descending,
+                out,
+            } => Op::Sort {
                 x: f(x)?,
                 axis: *axis,
                 descending: *descending,
                 out: f(out)?,
             },
-            Op::Argsort { x, axis, descending, out } => Op::Argsort {
+            Op::Argsort {
+                x,
+                axis,
+                descending,
+                out,
+            } => Op::Argsort {
                 x: f(x)?,
                 axis: *axis,
                 descending: *descending,
                 out: f(out)?,
             },
-            Op::SearchSorted { sorted, values, right, out } => Op::SearchSorted {
+            Op::SearchSorted {
+                sorted,
+                values,
+                right,
+                out,
+            } => Op::SearchSorted {
                 sorted: f(sorted)?,
                 values: f(values)?,
                 right: *right,
