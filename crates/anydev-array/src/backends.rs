@@ -6,5 +6,8 @@ use anydev_core::BackendProvider;
 /// Providers of the built-in backends: the CPU always; CUDA and wgpu join
 /// behind their cargo features.
 pub fn builtin_providers() -> Vec<BackendProvider> {
-    vec![anydev_cpu::provider()]
+    let mut providers = vec![anydev_cpu::provider()];
+    #[cfg(feature = "wgpu")]
+    providers.push(anydev_wgpu::provider());
+    providers
 }

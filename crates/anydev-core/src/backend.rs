@@ -55,6 +55,14 @@ pub trait Backend: Send + Sync + 'static {
     /// The device kind this backend declares (`"cpu"`, `"sim"`).
     fn name(&self) -> &str;
 
+    /// A default-device priority decided at initialisation, replacing the
+    /// provider's. A backend returns one when what it found changes how it
+    /// should rank: a GPU backend whose only adapters are software renderers
+    /// should not outrank the host CPU.
+    fn priority(&self) -> Option<i32> {
+        None
+    }
+
     /// Number of devices. Never fails: a backend that could not find any
     /// devices is reported by its provider as unavailable instead.
     fn device_count(&self) -> usize;

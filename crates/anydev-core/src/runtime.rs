@@ -394,10 +394,11 @@ fn initialise(provider: &BackendProvider) -> BackendRecord {
             None,
         ),
     };
+    let priority = backend.as_ref().and_then(|b| b.priority()).unwrap_or(provider.priority);
     BackendRecord {
         name: provider.name.clone(),
         kind: Some(kind),
-        priority: provider.priority,
+        priority,
         status,
         backend,
     }

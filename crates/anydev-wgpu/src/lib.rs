@@ -48,6 +48,10 @@ pub const NAME: &str = "wgpu";
 /// below vendor-native backends such as CUDA.
 pub const PRIORITY: i32 = 50;
 
+/// Priority when the only adapters are software renderers (llvmpipe,
+/// WARP): below the CPU backend, which runs the same work faster.
+pub const SOFTWARE_PRIORITY: i32 = -10;
+
 /// The provider the runtime registers; options come from the environment
 /// when the runtime initialises it, not before.
 pub fn provider() -> BackendProvider {
@@ -137,6 +141,11 @@ impl WgpuBackend {
 impl Backend for WgpuBackend {
     fn name(&self) -> &str {
         NAME
+    }
+
+    fn priority(&self) -> Option<i32> {
+        let all_software = self.devices.iter().all(|d| d.info.device_type == wgpu::DeviceType::Cpu);
+        all_software.then_some(SOFTWARE_PRIORITY)
     }
 
     fn device_count(&self) -> usize {
