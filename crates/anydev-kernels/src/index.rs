@@ -58,7 +58,7 @@ pub(crate) unsafe fn take(
         return Ok(());
     }
     let lanes = lanes(x, out, axis)?;
-    let os = out.strides[axis] * size;
+    let os = out.strides[axis].wrapping_mul(size);
     let offs = &offs;
     let grain = (GRAIN_CHEAP / count).max(1);
     with_size!(size, |T| {

@@ -51,13 +51,13 @@ impl<const K: usize> Space<K> {
                 let last = sp.ndim - 1;
                 let inner = sp.shape[last] as isize;
                 let mergeable = (0..K).all(|k| {
-                    let s = strides[k][d] * sizes[k] as isize;
+                    let s = strides[k][d].wrapping_mul(sizes[k] as isize);
                     sp.strides[k][last] == s.wrapping_mul(n as isize)
                 });
                 if mergeable {
                     sp.shape[last] = (inner as usize) * n;
                     for k in 0..K {
-                        sp.strides[k][last] = strides[k][d] * sizes[k] as isize;
+                        sp.strides[k][last] = strides[k][d].wrapping_mul(sizes[k] as isize);
                     }
                     continue;
                 }
@@ -67,7 +67,7 @@ impl<const K: usize> Space<K> {
             }
             sp.shape[sp.ndim] = n;
             for k in 0..K {
-                sp.strides[k][sp.ndim] = strides[k][d] * sizes[k] as isize;
+                sp.strides[k][sp.ndim] = strides[k][d].wrapping_mul(sizes[k] as isize);
             }
             sp.ndim += 1;
         }

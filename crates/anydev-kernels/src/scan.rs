@@ -21,11 +21,14 @@ const LANES: usize = 1024;
 /// # Safety
 /// As for [`crate::execute`].
 pub(crate) unsafe fn scan(op: ScanOp, x: &HostTensor, axis: usize, out: &HostTensor) -> Result<(), KernelError> {
-    x.validate("x")?;
+    let numel = x.validate("x")?;
     out.expect("output", x.dtype)?;
     same_shape("scan", x.shape, out.shape)?;
     if axis >= x.ndim() {
         return invalid(format!("{op}: axis {axis} out of range for {} dims", x.ndim()));
+    }
+    if numel == 0 {
+        return Ok(());
     }
     let prod = op == ScanOp::CumulativeProd;
     let unsupported = Err(KernelError::Unsupported {
@@ -49,7 +52,7 @@ unsafe fn scan_typed<T: Accum>(x: &HostTensor, axis: usize, out: &HostTensor, pr
     let init = if prod { T::acc_one() } else { T::A::default() };
     let size = size_of::<T>() as isize;
     let n = x.shape[axis];
-    let (ax, ao) = (x.strides[axis] * size, out.strides[axis] * size);
+    let (ax, ao) = (x.strides[axis].wrapping_mul(size), out.strides[axis].wrapping_mul(size));
     let lanes = lanes(x, out, axis)?;
     if n == 0 {
         return Ok(());

@@ -36,7 +36,7 @@ pub(crate) unsafe fn sort<const ARG: bool>(
     descending: bool,
     out: &HostTensor,
 ) -> Result<(), KernelError> {
-    x.validate("x")?;
+    let numel = x.validate("x")?;
     out.expect("output", if ARG { anydev_ops::DType::I64 } else { x.dtype })?;
     same_shape("sort", x.shape, out.shape)?;
     if x.ndim() == 0 {
@@ -49,6 +49,9 @@ pub(crate) unsafe fn sort<const ARG: bool>(
     }
     if axis >= x.ndim() {
         return invalid(format!("sort axis {axis} out of range for {} dims", x.ndim()));
+    }
+    if numel == 0 {
+        return Ok(());
     }
     // SAFETY: forwarded from the caller.
     with_any!(x.dtype, |T| unsafe { sort_typed::<T, ARG>(x, axis, descending, out) })
@@ -66,8 +69,8 @@ unsafe fn sort_typed<T: Element, const ARG: bool>(
     let osize = out.dtype.size();
     let lanes = lanes(x, out, axis)?;
     let (ax, ao) = (
-        x.strides[axis] * size_of::<T>() as isize,
-        out.strides[axis] * osize as isize,
+        x.strides[axis].wrapping_mul(size_of::<T>() as isize),
+        out.strides[axis].wrapping_mul(osize as isize),
     );
     let cmp = |a: &T, b: &T| {
         if descending {

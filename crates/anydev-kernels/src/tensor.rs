@@ -68,13 +68,16 @@ impl<'a> HostTensor<'a> {
         let size = self.dtype.size() as isize;
         let mut extent: isize = 0;
         for (&n, &s) in self.shape.iter().zip(self.strides) {
-            let reach = (n as isize - 1)
-                .checked_mul(s.checked_abs().unwrap_or(isize::MAX))
+            // A stride counts even on a dim of length 1, so that every
+            // stride times the element size is representable.
+            let reach = isize::try_from(n - 1)
+                .ok()
+                .and_then(|n1| n1.max(1).checked_mul(s.checked_abs()?))
                 .and_then(|r| r.checked_mul(size))
                 .and_then(|r| r.checked_add(extent));
             extent = match reach {
-                Some(v) if n <= isize::MAX as usize => v,
-                _ => return invalid(format!("{what}: strides reach beyond the address space")),
+                Some(v) => v,
+                None => return invalid(format!("{what}: strides reach beyond the address space")),
             };
         }
         Ok(numel)

@@ -880,3 +880,48 @@ fn malformed_calls_are_invalid() {
     });
     assert!(matches!(r, Err(KernelError::Invalid(_))));
 }
+
+/// Absurd layouts are refused or handled without arithmetic overflow.
+#[test]
+fn absurd_strides_never_panic() {
+    let a = Arr::new(vec![1.0f32; 4], &[4]);
+    let mut out = Arr::<f32>::zeros(&[4]);
+    let shapes: [&[usize]; 4] = [&[1, 4], &[0, 4], &[4, 1], &[1usize << 63, 0]];
+    for shape in shapes {
+        let strides = [isize::MAX, isize::MIN];
+        let x = anydev_kernels::HostTensor {
+            data: a.view().data,
+            dtype: DType::F32,
+            shape,
+            strides: &strides,
+        };
+        let o = anydev_kernels::HostTensor {
+            strides: &strides,
+            shape,
+            ..out.view_mut()
+        };
+        let _ = run(Op::Unary {
+            op: UnaryOp::Abs,
+            x,
+            out: o,
+        });
+        let _ = run(Op::Scan {
+            op: anydev_ops::ScanOp::CumulativeSum,
+            x,
+            axis: 0,
+            out: o,
+        });
+        let _ = run(Op::Sort {
+            x,
+            axis: 1,
+            descending: false,
+            out: o,
+        });
+        let _ = run(Op::Reduce {
+            op: anydev_ops::ReduceOp::Sum,
+            x,
+            axes: &[0],
+            out: o,
+        });
+    }
+}
