@@ -6,8 +6,13 @@ use anydev_core::BackendProvider;
 /// Providers of the built-in backends: the CPU always; CUDA and wgpu join
 /// behind their cargo features.
 pub fn builtin_providers() -> Vec<BackendProvider> {
-    let mut providers = vec![anydev_cpu::provider()];
+    let providers = vec![anydev_cpu::provider()];
+    // Without the feature nothing is appended, so no `mut` binding lingers.
     #[cfg(feature = "wgpu")]
-    providers.push(anydev_wgpu::provider());
+    let providers = {
+        let mut providers = providers;
+        providers.push(anydev_wgpu::provider());
+        providers
+    };
     providers
 }

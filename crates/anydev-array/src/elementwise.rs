@@ -141,13 +141,12 @@ pub(crate) fn prepare<'a, const N: usize>(
             Arg::Scalar(w) => Ok(Prep::Scalar(w.to_scalar(op, dtype)?)),
         }
     };
-    let mut converted = Vec::with_capacity(N);
-    for arg in args {
-        converted.push(convert(arg)?);
+    // A fixed-size array, not a Vec: no heap allocation per call.
+    let converted = args.map(convert);
+    if let Some(Err(e)) = converted.iter().find(|r| r.is_err()) {
+        return Err(e.clone());
     }
-    let args: [Prep<'a>; N] = converted
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("N operands in, N out"));
+    let args = converted.map(|r| r.unwrap_or_else(|_| unreachable!("errors returned above")));
     Ok(Prepared {
         ctx,
         dtype,
@@ -179,6 +178,25 @@ pub(crate) fn unary(op: UnaryOp, domain: Domain, x: &Array) -> Result<Array> {
 }
 
 pub(crate) fn binary(op: BinaryOp, domain: Domain, x1: Arg<'_>, x2: Arg<'_>) -> Result<Array> {
+    if let (Arg::Array(a), Arg::Array(b)) = (x1, x2) {
+        // Fast path: same dtype and shape need no promotion, no broadcast
+        // views and no operand bookkeeping.
+        if a.dtype() == b.dtype() && a.shape() == b.shape() && domain.apply(op.name(), a.dtype())? == a.dtype() {
+            let ctx = same_device(op.name(), &[a, b])?;
+            let out_dtype = if op.outputs_bool() { DType::Bool } else { a.dtype() };
+            let out = alloc(ctx, out_dtype, a.shape())?;
+            execute(
+                ctx,
+                &Op::Binary {
+                    op,
+                    lhs: Operand::Tensor(a.tensor_ref()),
+                    rhs: Operand::Tensor(b.tensor_ref()),
+                    out: out.tensor_ref(),
+                },
+            )?;
+            return Ok(out);
+        }
+    }
     let p = prepare(op.name(), [x1, x2], domain, &[])?;
     let out_dtype = if op.outputs_bool() { DType::Bool } else { p.dtype };
     let out = alloc(p.ctx, out_dtype, &p.shape)?;
