@@ -1,5 +1,6 @@
-//! Creation, linear algebra, manipulation, sorting/searching and random
-//! numbers, each against values written out or computed by plain loops.
+//! Creation, tensordot/vecdot, take and random numbers, each against values
+//! written out or computed by plain loops. (Matmul, manipulation and sorting
+//! run on every device as cases of `anydev-testing`.)
 
 use anydev_array::{self as ad, s, Array, DType, Error, Indexing, Order, Side};
 

@@ -1,0 +1,300 @@
+//! Elementwise ops: broadcasting, strided layouts, scalars, special float
+//! values, integer wrapping, `where`/`clip`, casts.
+
+use crate::case::{check_eq, expect_err, Case, CaseCtx, Failure};
+use crate::reference::{self as r, check_array, check_close};
+use anydev_array::{self as ad, Array};
+use anydev_core::ops::{BinaryOp, OpCode, UnaryOp};
+use anydev_core::{DType, Error};
+
+type Binary = (BinaryOp, fn(f64, f64) -> f64);
+
+/// Binary ops with their f64 reference (comparisons give 0/1).
+const BINARY: &[Binary] = &[
+    (BinaryOp::Add, |a, b| a + b),
+    (BinaryOp::Subtract, |a, b| a - b),
+    (BinaryOp::Multiply, |a, b| a * b),
+    (BinaryOp::Maximum, f64::max),
+    (BinaryOp::Minimum, f64::min),
+    (BinaryOp::Less, |a, b| (a < b) as u8 as f64),
+    (BinaryOp::Equal, |a, b| (a == b) as u8 as f64),
+];
+
+fn binary(op: BinaryOp, a: &Array, b: &Array) -> ad::Result<Array> {
+    match op {
+        BinaryOp::Add => ad::add(a, b),
+        BinaryOp::Subtract => ad::subtract(a, b),
+        BinaryOp::Multiply => ad::multiply(a, b),
+        BinaryOp::Maximum => ad::maximum(a, b),
+        BinaryOp::Minimum => ad::minimum(a, b),
+        BinaryOp::Less => ad::less(a, b),
+        BinaryOp::Equal => ad::equal(a, b),
+        other => unreachable!("no case uses {other}"),
+    }
+}
+
+fn reference_of(op: BinaryOp) -> fn(f64, f64) -> f64 {
+    BINARY
+        .iter()
+        .find(|(o, _)| *o == op)
+        .map(|(_, f)| *f)
+        .expect("listed op")
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for &(op, _) in BINARY {
+        // Bodies are plain fn pointers, so each op gets its own closure;
+        // each op is then its own line and filterable.
+        let body: fn(&CaseCtx) -> Result<(), Failure> = match op {
+            BinaryOp::Add => |c| broadcast_case(c, BinaryOp::Add),
+            BinaryOp::Subtract => |c| broadcast_case(c, BinaryOp::Subtract),
+            BinaryOp::Multiply => |c| broadcast_case(c, BinaryOp::Multiply),
+            BinaryOp::Maximum => |c| broadcast_case(c, BinaryOp::Maximum),
+            BinaryOp::Minimum => |c| broadcast_case(c, BinaryOp::Minimum),
+            BinaryOp::Less => |c| broadcast_case(c, BinaryOp::Less),
+            _ => |c| broadcast_case(c, BinaryOp::Equal),
+        };
+        cases.push(
+            Case::new(format!("elementwise::{}_broadcast", op.name()), body)
+                .dtypes(&[DType::F16, DType::F32, DType::F64, DType::I32, DType::U8])
+                .op(OpCode::Binary(op))
+                .op(OpCode::Copy),
+        );
+    }
+    cases.extend([
+        Case::new("elementwise::unary_special_values", unary_special_values)
+            .dtypes(&[DType::F32, DType::F64])
+            .op(OpCode::Unary(UnaryOp::Exp))
+            .op(OpCode::Unary(UnaryOp::Sqrt)),
+        Case::new("elementwise::scalar_operands", scalar_operands)
+            .dtypes(&[DType::F32, DType::F64, DType::I32])
+            .op(OpCode::Binary(BinaryOp::Subtract))
+            .op(OpCode::Binary(BinaryOp::Multiply)),
+        Case::new("elementwise::integer_wrapping", integer_wrapping)
+            .dtypes(&[DType::I32, DType::U8])
+            .op(OpCode::Binary(BinaryOp::Add))
+            .op(OpCode::Binary(BinaryOp::FloorDivide))
+            .op(OpCode::Binary(BinaryOp::Remainder)),
+        Case::new("elementwise::float_semantics", float_semantics)
+            .dtypes(&[DType::F32, DType::F64])
+            .op(OpCode::Unary(UnaryOp::Round))
+            .op(OpCode::Unary(UnaryOp::IsNan))
+            .op(OpCode::Binary(BinaryOp::Remainder)),
+        Case::new("elementwise::where_and_clip", where_and_clip)
+            .op(OpCode::Where)
+            .op(OpCode::Binary(BinaryOp::Greater))
+            .op(OpCode::Binary(BinaryOp::Maximum)),
+        Case::new("elementwise::astype", astype)
+            .needs(crate::Need::DType(DType::I32))
+            .needs(crate::Need::DType(DType::U8))
+            .op(OpCode::Cast),
+        Case::new("elementwise::incompatible_shapes", incompatible_shapes),
+    ]);
+    cases
+}
+
+/// `op` over shapes that broadcast against each other, with the left
+/// operand transposed and the right one reversed (negative strides), so
+/// kernels see zero, negative and permuted strides at once.
+fn broadcast_case(ctx: &CaseCtx, op: BinaryOp) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let reference = reference_of(op);
+    for (sa, sb) in [
+        (vec![3, 1, 4], vec![2, 4]),
+        (vec![5], vec![]),
+        (vec![2, 3], vec![0, 1, 3]),
+    ] {
+        let va = r::sample(dtype, sa.iter().product(), 1);
+        let vb = r::sample(dtype, sb.iter().product(), 2);
+        let a = transposed(&va, &sa, dtype, ctx)?;
+        let b = reversed(&vb, &sb, dtype, ctx)?;
+        let out = r::broadcast_shape(&sa, &sb).expect("compatible shapes");
+        let want: Vec<f64> = r::indices(&out)
+            .iter()
+            .map(|idx| {
+                let x = va[r::source_index(&sa, &out, idx)];
+                let y = vb[r::source_index(&sb, &out, idx)];
+                r::round_to(
+                    if op.name() == "less" || op.name() == "equal" {
+                        DType::F64
+                    } else {
+                        dtype
+                    },
+                    reference(x, y),
+                )
+            })
+            .collect();
+        let got = binary(op, &a, &b)?;
+        check_eq(format!("{op} device"), ctx.device, got.device())?;
+        check_array(&format!("{op}({sa:?}, {sb:?})"), &out, &want, &got)?;
+    }
+    Ok(())
+}
+
+/// `values` (row-major for `shape`) stored transposed and permuted back.
+fn transposed(values: &[f64], shape: &[usize], dtype: DType, ctx: &CaseCtx) -> ad::Result<Array> {
+    let t_shape: Vec<usize> = shape.iter().rev().copied().collect();
+    let stored: Vec<f64> = r::indices(&t_shape)
+        .iter()
+        .map(|ti| {
+            let idx: Vec<usize> = ti.iter().rev().copied().collect();
+            values[r::source_index(shape, shape, &idx)]
+        })
+        .collect();
+    let axes: Vec<isize> = (0..shape.len() as isize).rev().collect();
+    r::array(&stored, &t_shape, dtype, ctx.device)?.permute_dims(&axes)
+}
+
+/// `values` stored reversed and flipped back (negative strides).
+fn reversed(values: &[f64], shape: &[usize], dtype: DType, ctx: &CaseCtx) -> ad::Result<Array> {
+    let rev: Vec<f64> = values.iter().rev().copied().collect();
+    r::array(&rev, shape, dtype, ctx.device)?.flip(ad::ALL)
+}
+
+fn unary_special_values(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let values = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        2.25,
+        30.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    let x = r::array(&values, &[values.len()], dtype, ctx.device)?;
+    type Unary = (&'static str, fn(&Array) -> ad::Result<Array>, fn(f64) -> f64);
+    let ops: [Unary; 6] = [
+        ("exp", ad::exp, f64::exp),
+        ("sqrt", ad::sqrt, f64::sqrt),
+        ("abs", ad::abs, f64::abs),
+        ("floor", ad::floor, f64::floor),
+        ("negative", ad::negative, |v| -v),
+        ("tanh", ad::tanh, f64::tanh),
+    ];
+    for (name, op, reference) in ops {
+        let want: Vec<f64> = values.iter().map(|&v| r::round_to(dtype, reference(v))).collect();
+        check_array(&format!("{name} of special values"), &[values.len()], &want, &op(&x)?)?;
+    }
+    Ok(())
+}
+
+fn scalar_operands(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let x = r::array(&[1.0, 2.0, 4.0], &[3], dtype, ctx.device)?;
+    check_array("10 - x", &[3], &[9.0, 8.0, 6.0], &ad::subtract(10, &x)?)?;
+    check_array("x * 3", &[3], &[3.0, 6.0, 12.0], &x.multiply(3)?)?;
+    check_eq("dtype of x * 3", dtype, x.multiply(3)?.dtype())?;
+    let s = r::array(&[3.0], &[], dtype, ctx.device)?;
+    check_array("x * 0-d array", &[3], &[3.0, 6.0, 12.0], &x.multiply(&s)?)?;
+    let empty = r::array(&[], &[0, 3], dtype, ctx.device)?;
+    check_array("empty * x", &[0, 3], &[], &empty.multiply(&x)?)
+}
+
+fn integer_wrapping(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    // Operands, then the expected sum, floor quotient and remainder.
+    let [a, b, sum, fdiv, rem]: [Vec<f64>; 5] = match dtype {
+        DType::I32 => {
+            let (max, min) = (i32::MAX as f64, i32::MIN as f64);
+            [
+                vec![max, min, -7.0, 7.0, 5.0],
+                vec![1.0, -1.0, 3.0, -3.0, 0.0],
+                vec![min, max, -4.0, 4.0, 5.0],
+                // floor division rounds down; by zero gives 0
+                vec![max, min, -3.0, -3.0, 0.0],
+                // the remainder takes the divisor's sign; by zero gives 0
+                vec![0.0, 0.0, 2.0, -2.0, 0.0],
+            ]
+        }
+        _ => [
+            vec![255.0, 0.0, 7.0, 200.0, 5.0],
+            vec![1.0, 0.0, 3.0, 100.0, 0.0],
+            vec![0.0, 0.0, 10.0, 44.0, 5.0],
+            vec![255.0, 0.0, 2.0, 2.0, 0.0],
+            vec![0.0, 0.0, 1.0, 0.0, 0.0],
+        ],
+    };
+    let x = r::array(&a, &[5], dtype, ctx.device)?;
+    let y = r::array(&b, &[5], dtype, ctx.device)?;
+    check_array("add wraps", &[5], &sum, &x.add(&y)?)?;
+    check_array("floor_divide", &[5], &fdiv, &x.floor_divide(&y)?)?;
+    check_array("remainder", &[5], &rem, &x.remainder(&y)?)
+}
+
+fn float_semantics(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let x = r::array(&[0.5, 1.5, 2.5, -0.5, -1.5, f64::NAN], &[6], dtype, ctx.device)?;
+    let rounded = x.round()?.to_f64_vec()?;
+    check_close(
+        "round half to even",
+        dtype,
+        &[0.0, 2.0, 2.0, -0.0, -2.0, f64::NAN],
+        &rounded,
+    )?;
+    crate::case::check(rounded[3].is_sign_negative(), "round(-0.5)", "-0", rounded[3])?;
+    check_array("isnan", &[6], &[0.0, 0.0, 0.0, 0.0, 0.0, 1.0], &x.isnan()?)?;
+    let m = r::array(&[-7.5, 7.5], &[2], dtype, ctx.device)?;
+    check_array("remainder by 2", &[2], &[0.5, 1.5], &m.remainder(2.0)?)?;
+    check_array("remainder by -2", &[2], &[-1.5, -0.5], &m.remainder(-2.0)?)
+}
+
+fn where_and_clip(ctx: &CaseCtx) -> Result<(), Failure> {
+    let x = r::array(&[1.0, -2.0, f64::NAN, 5.0], &[4], DType::F32, ctx.device)?;
+    let positive = x.greater(0.0)?;
+    check_array(
+        "where(x > 0, x, 0)",
+        &[4],
+        &[1.0, 0.0, 0.0, 5.0],
+        &ad::where_(&positive, &x, 0.0)?,
+    )?;
+    check_array("clip(x, -1, 2)", &[4], &[1.0, -1.0, f64::NAN, 2.0], &x.clip(-1.0, 2.0)?)?;
+    let bad = r::array(&[0.0; 3], &[3], DType::F32, ctx.device)?;
+    expect_err(
+        "clip with a bound of another shape",
+        "ShapeMismatch",
+        x.clip(&bad, ()),
+        |e| matches!(e, Error::ShapeMismatch { .. }),
+    )?;
+    Ok(())
+}
+
+fn astype(ctx: &CaseCtx) -> Result<(), Failure> {
+    let x = r::array(&[-1.75, 2.75, 300.0, -1.0], &[4], DType::F32, ctx.device)?;
+    check_array(
+        "f32 -> i32 truncates",
+        &[4],
+        &[-1.0, 2.0, 300.0, -1.0],
+        &x.astype(DType::I32)?,
+    )?;
+    let i = x.astype(DType::I32)?;
+    check_array(
+        "i32 -> u8 wraps",
+        &[4],
+        &[255.0, 2.0, 44.0, 255.0],
+        &i.astype(DType::U8)?,
+    )?;
+    check_eq(
+        "astype to the same dtype shares the buffer",
+        true,
+        i.astype(DType::I32)?.shares_buffer(&i),
+    )
+}
+
+fn incompatible_shapes(ctx: &CaseCtx) -> Result<(), Failure> {
+    let x = r::array(&[0.0; 6], &[2, 3], DType::F32, ctx.device)?;
+    let y = r::array(&[0.0; 8], &[2, 4], DType::F32, ctx.device)?;
+    let e = expect_err("add([2,3], [2,4])", "ShapeMismatch", ad::add(&x, &y), |e| {
+        matches!(e, Error::ShapeMismatch { .. })
+    })?;
+    let text = e.to_string();
+    crate::case::check(
+        text.contains("[2, 3]") && text.contains("[2, 4]"),
+        "the error names both shapes",
+        "[2, 3] and [2, 4] in the message",
+        text,
+    )
+}

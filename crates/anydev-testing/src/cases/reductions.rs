@@ -1,0 +1,146 @@
+//! Reductions over every subset of axes, arg-reductions, scans, integer
+//! accumulation, empty and bad-axis cases.
+
+use crate::case::{check, expect_err, Case, CaseCtx, Failure};
+use crate::reference::{self as r, check_array};
+use anydev_array::{self as ad, Array};
+use anydev_core::ops::{OpCode, ReduceOp, ScanOp};
+use anydev_core::{DType, Error};
+
+type Reduce = fn(&Array, Vec<isize>) -> ad::Result<Array>;
+
+/// The reduced shape and values of `values` (row-major, `shape`) over `axes`.
+fn reduce_ref(values: &[f64], shape: &[usize], axes: &[usize], f: fn(&[f64]) -> f64) -> (Vec<usize>, Vec<f64>) {
+    let out: Vec<usize> = (0..shape.len())
+        .filter(|d| !axes.contains(d))
+        .map(|d| shape[d])
+        .collect();
+    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); out.iter().product()];
+    for (flat, idx) in r::indices(shape).iter().enumerate() {
+        let kept: Vec<usize> = (0..shape.len()).filter(|d| !axes.contains(d)).map(|d| idx[d]).collect();
+        let pos = kept.iter().zip(&out).fold(0, |acc, (&i, &n)| acc * n + i);
+        groups[pos].push(values[flat]);
+    }
+    (out, groups.iter().map(|g| f(g)).collect())
+}
+
+fn max_of(g: &[f64]) -> f64 {
+    g.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// `op` over every subset of the axes of a [2, 3, 4] array, against plain loops.
+fn over_all_axes(ctx: &CaseCtx, name: &str, op: Reduce, f: fn(&[f64]) -> f64) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let shape = [2, 3, 4];
+    let values = r::sample(dtype, 24, 7);
+    let x = r::array(&values, &shape, dtype, ctx.device)?;
+    for mask in 0u32..8 {
+        let axes: Vec<usize> = (0..3).filter(|d| mask & (1 << d) != 0).collect();
+        let (out, want) = reduce_ref(&values, &shape, &axes, f);
+        let want: Vec<f64> = want.into_iter().map(|v| r::round_to(dtype, v)).collect();
+        let iaxes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+        check_array(&format!("{name} over axes {axes:?}"), &out, &want, &op(&x, iaxes)?)?;
+    }
+    Ok(())
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case::new("reductions::sum_axes", |c| {
+            over_all_axes(c, "sum", |x, a| ad::sum(x, a, false), |g| g.iter().sum())
+        })
+        .dtypes(&[DType::F16, DType::F32, DType::F64, DType::I64])
+        .op(OpCode::Reduce(ReduceOp::Sum)),
+        Case::new("reductions::max_axes", |c| {
+            over_all_axes(c, "max", |x, a| ad::max(x, a, false), max_of)
+        })
+        .dtypes(&[DType::F32, DType::F64, DType::I32, DType::U8])
+        .op(OpCode::Reduce(ReduceOp::Max)),
+        Case::new("reductions::prod_axes", |c| {
+            over_all_axes(c, "prod", |x, a| ad::prod(x, a, false), |g| g.iter().product())
+        })
+        .dtypes(&[DType::F32, DType::F64])
+        .op(OpCode::Reduce(ReduceOp::Prod)),
+        Case::new("reductions::mean_axes", |c| {
+            over_all_axes(
+                c,
+                "mean",
+                |x, a| ad::mean(x, a, false),
+                |g| g.iter().sum::<f64>() / g.len() as f64,
+            )
+        })
+        .dtypes(&[DType::F32, DType::F64])
+        .op(OpCode::Reduce(ReduceOp::Sum)),
+        Case::new("reductions::argmax_and_cumsum", argmax_and_cumsum)
+            .dtypes(&[DType::F32, DType::I32])
+            .op(OpCode::Reduce(ReduceOp::ArgMax))
+            .op(OpCode::Scan(ScanOp::CumulativeSum)),
+        Case::new("reductions::integer_sums_widen", integer_sums_widen)
+            .needs(crate::Need::DType(DType::I8))
+            .op(OpCode::Reduce(ReduceOp::Sum))
+            .needs(crate::Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::I64)))
+            .needs(crate::Need::Op(OpCode::Cast, Some(DType::I8))),
+        Case::new("reductions::empty_and_zero_d", empty_and_zero_d)
+            .op(OpCode::Reduce(ReduceOp::Sum))
+            .op(OpCode::Reduce(ReduceOp::Max)),
+        Case::new("reductions::bad_axes", bad_axes),
+    ]
+}
+
+fn argmax_and_cumsum(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    // Ties go to the first occurrence.
+    let values = [1.0, 5.0, 5.0, -2.0, 0.0, 7.0, 7.0, 3.0];
+    let x = r::array(&values, &[2, 4], dtype, ctx.device)?;
+    check_array("argmax along axis 1", &[2], &[1.0, 1.0], &x.argmax(Some(1), false)?)?;
+    check_array("argmax flattened", &[], &[5.0], &x.argmax(None, false)?)?;
+    check_array(
+        "cumulative_sum along axis 1",
+        &[2, 4],
+        &[1.0, 6.0, 11.0, 9.0, 0.0, 7.0, 14.0, 17.0],
+        &ad::cumulative_sum(&x, Some(1), false)?,
+    )
+}
+
+fn integer_sums_widen(ctx: &CaseCtx) -> Result<(), Failure> {
+    // The standard: sum of a small signed integer dtype accumulates in the
+    // default integer dtype, so 100 * 100 does not wrap in i8.
+    let x = r::array(&[100.0; 100], &[100], DType::I8, ctx.device)?;
+    let s = ad::sum(&x, ad::ALL, false)?;
+    crate::case::check_eq("dtype of sum(i8)", DType::I64, s.dtype())?;
+    check_array("sum of 100 x 100i8", &[], &[10_000.0], &s)
+}
+
+fn empty_and_zero_d(ctx: &CaseCtx) -> Result<(), Failure> {
+    let empty = r::array(&[], &[0, 3], DType::F32, ctx.device)?;
+    check_array(
+        "sum over an empty axis",
+        &[3],
+        &[0.0; 3],
+        &ad::sum(&empty, 0isize, false)?,
+    )?;
+    expect_err(
+        "max over an empty axis",
+        "an error",
+        ad::max(&empty, 0isize, false),
+        |_| true,
+    )?;
+    let z = r::array(&[4.5], &[], DType::F32, ctx.device)?;
+    check_array("sum of a 0-d array", &[], &[4.5], &ad::sum(&z, ad::ALL, false)?)?;
+    let kept = ad::sum(&r::array(&[1.0; 6], &[2, 3], DType::F32, ctx.device)?, 1isize, true)?;
+    check_array("keepdims", &[2, 1], &[3.0, 3.0], &kept)
+}
+
+fn bad_axes(ctx: &CaseCtx) -> Result<(), Failure> {
+    let x = r::array(&[1.0; 6], &[2, 3], DType::F32, ctx.device)?;
+    for axes in [vec![2isize], vec![-3], vec![0, 0]] {
+        let e = expect_err(
+            format!("sum over axes {axes:?}"),
+            "an error",
+            ad::sum(&x, axes.clone(), false),
+            |e| !matches!(e, Error::Unsupported { .. }),
+        )?;
+        check(!e.to_string().is_empty(), "the error has a message", "text", "empty")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,303 @@
+//! The conformance run behind `anydev conformance PATH`: every case on
+//! every device of one plugin, with the CPU beside it as a reference device
+//! for transfers and mismatches, run one at a time so memory accounting is
+//! exact, then a final check that the plugin holds no memory.
+//!
+//! `PATH` is a plugin library (its device kind is the file's stem without
+//! `lib` and `anydev_`: `libanydev_sim.so` is `sim`) or a plugin manifest
+//! (`*.json`), whose `expected_failures` then apply.
+
+use crate::known::KnownFailures;
+use crate::runner::{Outcome, Plan};
+use anydev_core::plugin::{self, Entry, Manifest, PluginSpec, DEFAULT_PRIORITY};
+use anydev_core::{BackendStatus, Device, Runtime, RuntimeConfig};
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::Path;
+
+/// One line of the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// The full instance name (`elementwise::add_broadcast::sim_0::f32`).
+    pub name: String,
+    pub case: String,
+    pub device: String,
+    pub dtype: Option<String>,
+    /// `pass`, `fail`, `skip`, `xfail` or `xpass`.
+    pub outcome: &'static str,
+    pub reason: String,
+}
+
+/// What a conformance run found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub plugin: String,
+    pub library: String,
+    pub devices: Vec<String>,
+    /// Why the run could not start (the plugin did not load, ...).
+    pub error: Option<String>,
+    pub rows: Vec<Row>,
+    pub summary: Summary,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub passed: usize,
+    /// Failures and unexpected passes.
+    pub failed: usize,
+    /// Skips and expected failures: what was not certified.
+    pub skipped: usize,
+    /// Of `skipped`, the expected failures.
+    pub expected_failures: usize,
+}
+
+impl Report {
+    /// Whether the plugin passed: it loaded and nothing failed.
+    pub fn success(&self) -> bool {
+        self.error.is_none() && self.summary.failed == 0
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report serialises")
+    }
+
+    /// A table (case, device, dtype, outcome, reason) and the summary line.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "plugin {} ({})", self.plugin, self.library);
+        if let Some(e) = &self.error {
+            let _ = writeln!(out, "error: {e}");
+        }
+        let width = self.rows.iter().map(|r| r.case.len()).max().unwrap_or(4).max(4);
+        let dev_width = self.rows.iter().map(|r| r.device.len()).max().unwrap_or(6).max(6);
+        let _ = writeln!(
+            out,
+            "{:width$}  {:dev_width$}  {:5}  {:6}  reason",
+            "case", "device", "dtype", "result"
+        );
+        for row in &self.rows {
+            let _ = writeln!(
+                out,
+                "{:width$}  {:dev_width$}  {:5}  {:6}  {}",
+                row.case,
+                row.device,
+                row.dtype.as_deref().unwrap_or("-"),
+                row.outcome,
+                row.reason
+            );
+        }
+        let s = self.summary;
+        if s.expected_failures > 0 {
+            let _ = writeln!(out, "({} of the skipped are expected failures)", s.expected_failures);
+        }
+        let _ = writeln!(out, "{} passed, {} failed, {} skipped", s.passed, s.failed, s.skipped);
+        out
+    }
+}
+
+/// Runs the conformance suite against the plugin at `path`; `filter`
+/// keeps the instances whose name contains it (or matches it, with `*`).
+pub fn run(path: &Path, filter: Option<&str>) -> Report {
+    let mut report = Report {
+        plugin: String::new(),
+        library: path.display().to_string(),
+        devices: Vec::new(),
+        error: None,
+        rows: Vec::new(),
+        summary: Summary::default(),
+    };
+    match run_into(path, filter, &mut report) {
+        Ok(()) => {}
+        Err(e) => report.error = Some(e),
+    }
+    report
+}
+
+fn run_into(path: &Path, filter: Option<&str>, report: &mut Report) -> Result<(), String> {
+    let (spec, known) = spec_for(path)?;
+    report.plugin = spec.name.clone();
+    report.library = spec.library.display().to_string();
+    let name = spec.name.clone();
+    let runtime: &'static Runtime = Box::leak(Box::new(Runtime::new(
+        vec![anydev_cpu::provider(), plugin::provider(Entry::Plugin(spec))],
+        RuntimeConfig::default(),
+    )));
+    let record = runtime
+        .backends()
+        .iter()
+        .find(|b| b.name() == name)
+        .ok_or_else(|| format!("plugin {name} was not registered: {:?}", runtime.problems()))?;
+    if !matches!(record.status(), BackendStatus::Available { .. }) {
+        return Err(format!(
+            "plugin {name} is {}: {}",
+            record.status().label(),
+            record.status().reason().unwrap_or("")
+        ));
+    }
+    let under_test = record.devices();
+    report.devices = under_test.iter().map(Device::to_string).collect();
+    let plan = Plan {
+        runtime,
+        devices: runtime.devices(),
+        under_test: under_test.clone(),
+        extra_known: known,
+    };
+    let cases = crate::cases::all();
+    let trials = plan.trials(&cases)?;
+    for trial in trials
+        .iter()
+        .filter(|t| filter.is_none_or(|f| matches_filter(f, &t.name)))
+    {
+        let outcome = plan.run(trial);
+        report.rows.push(Row {
+            name: trial.name.clone(),
+            case: trial.case.name.clone(),
+            device: trial.device.to_string(),
+            dtype: trial.dtype.map(|d| d.name().to_owned()),
+            outcome: outcome.label(),
+            reason: outcome.reason().to_owned(),
+        });
+        count(&mut report.summary, &outcome);
+    }
+    for device in under_test {
+        let outcome = memory_returned(runtime, device);
+        report.rows.push(Row {
+            name: format!(
+                "abi::memory_is_freed_after_the_run::{}_{}",
+                device.kind().as_str(),
+                device.index()
+            ),
+            case: "abi::memory_is_freed_after_the_run".into(),
+            device: device.to_string(),
+            dtype: None,
+            outcome: outcome.label(),
+            reason: outcome.reason().to_owned(),
+        });
+        count(&mut report.summary, &outcome);
+    }
+    Ok(())
+}
+
+fn matches_filter(filter: &str, name: &str) -> bool {
+    if filter.contains('*') {
+        crate::known::glob(filter, name)
+    } else {
+        name.contains(filter)
+    }
+}
+
+fn count(summary: &mut Summary, outcome: &Outcome) {
+    match outcome {
+        Outcome::Pass => summary.passed += 1,
+        Outcome::Fail(_) | Outcome::UnexpectedPass(_) => summary.failed += 1,
+        Outcome::Skip(_) => summary.skipped += 1,
+        Outcome::ExpectedFail(_) => {
+            summary.skipped += 1;
+            summary.expected_failures += 1;
+        }
+    }
+}
+
+/// After every case, the plugin's accounting says it holds nothing.
+fn memory_returned(runtime: &Runtime, device: Device) -> Outcome {
+    let stats = runtime.backend(device).and_then(|b| {
+        b.synchronize(device.index())
+            .and_then(|()| b.memory_stats(device.index()))
+    });
+    match stats {
+        Ok(s) if s.in_use == 0 && s.allocations == 0 => Outcome::Pass,
+        Ok(s) => Outcome::Fail(format!(
+            "case abi::memory_is_freed_after_the_run on {device}: expected 0 bytes in 0 allocations once every array dropped, got {} bytes in {} allocations",
+            s.in_use, s.allocations
+        )),
+        Err(e) => Outcome::Fail(format!("memory_stats on {device}: {e}")),
+    }
+}
+
+/// The plugin to load and the known failures its package lists.
+fn spec_for(path: &Path) -> Result<(PluginSpec, KnownFailures), String> {
+    if path.extension().is_some_and(|e| e == "json") {
+        let m = Manifest::read(path)?;
+        let known = KnownFailures::from_manifest(path)?;
+        let spec = PluginSpec {
+            name: m.name,
+            library: m.library,
+            manifest: Some(m.path),
+            abi_version: m.abi_version,
+            priority: m.priority,
+            options_json: m.options_json,
+        };
+        return Ok((spec, known));
+    }
+    if !path.is_file() {
+        return Err(format!(
+            "{} is not a file: give a plugin library or its manifest",
+            path.display()
+        ));
+    }
+    Ok((
+        PluginSpec {
+            name: kind_from_file(path),
+            library: path.to_owned(),
+            manifest: None,
+            abi_version: None,
+            priority: DEFAULT_PRIORITY,
+            options_json: "{}".into(),
+        },
+        KnownFailures::default(),
+    ))
+}
+
+/// `libanydev_sim.so` → `sim`, `libctest.so` → `ctest`.
+pub fn kind_from_file(path: &Path) -> String {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("plugin");
+    let stem = stem.strip_prefix(std::env::consts::DLL_PREFIX).unwrap_or(stem);
+    let stem = stem.strip_prefix("anydev_").unwrap_or(stem);
+    let kind: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if kind.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        kind
+    } else {
+        format!("p{kind}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_come_from_library_names() {
+        let lib = |s: &str| format!("/x/{}{s}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+        assert_eq!(kind_from_file(Path::new(&lib("anydev_sim"))), "sim");
+        assert_eq!(kind_from_file(Path::new(&lib("ctest_broken-add"))), "ctest_broken_add");
+    }
+
+    #[test]
+    fn the_summary_line_stands_alone() {
+        let report = Report {
+            plugin: "x".into(),
+            library: "libx.so".into(),
+            devices: vec![],
+            error: None,
+            rows: vec![],
+            summary: Summary {
+                passed: 3,
+                failed: 1,
+                skipped: 2,
+                expected_failures: 1,
+            },
+        };
+        let text = report.to_text();
+        assert!(text.lines().any(|l| l == "3 passed, 1 failed, 2 skipped"), "{text}");
+        assert!(!report.success());
+    }
+}
