@@ -8,3 +8,26 @@ scripts/ensure-vulkan.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+
+# Plugin conformance, as a vendor would run it: the simulator must pass;
+# the C test plugin must pass with its gaps reported as skips; a C plugin
+# with a deliberately wrong `add` must fail on its own, and pass only when
+# its manifest lists those cases as expected failures.
+target="${CARGO_TARGET_DIR:-target}"
+conformance="$target/conformance"
+mkdir -p "$conformance"
+abi=crates/anydev-plugin-abi
+cc -std=c99 -Wall -Wextra -Werror -fPIC -shared -I "$abi/include" \
+  "$abi/tests/c_plugin/test_plugin.c" -o "$conformance/libctest.so"
+cc -std=c99 -Wall -Wextra -Werror -fPIC -shared -I "$abi/include" -I "$abi/tests/c_plugin" \
+  crates/anydev-testing/tests/c_plugin/broken_add.c -o "$conformance/libctest_broken_add.so"
+cp crates/anydev-testing/tests/c_plugin/ctest_broken_add.json "$conformance/"
+cargo build --locked -p anydev-sim -p anydev-cli
+"$target/debug/anydev" conformance "$target/debug/libanydev_sim.so"
+"$target/debug/anydev" conformance "$conformance/libctest.so"
+"$target/debug/anydev" conformance "$conformance/ctest_broken_add.json"
+if "$target/debug/anydev" conformance "$conformance/libctest_broken_add.so" > "$conformance/broken.txt"; then
+  echo "conformance passed a plugin whose add is broken" >&2
+  exit 1
+fi
+grep -q "case elementwise::add_broadcast on ctest_broken_add:0 (f32)" "$conformance/broken.txt"

@@ -1,5 +1,6 @@
 //! The `anydev` command.
 
+mod conformance;
 mod info;
 
 use clap::{Parser, Subcommand};
@@ -25,11 +26,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Certify a plugin: run the device-generic cases and ABI checks on each
+    /// of its devices; prints a table and `N passed, N failed, N skipped`.
+    Conformance(conformance::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Conformance(args) => conformance::main(args),
         Command::Info { json } => {
             let report = info::Report::collect(anydev::runtime());
             if json {

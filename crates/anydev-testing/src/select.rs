@@ -93,3 +93,30 @@ fn list(devices: &[Device]) -> String {
     }
     devices.iter().map(Device::to_string).collect::<Vec<_>>().join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anydev_core::RuntimeConfig;
+
+    fn cpu_only() -> Runtime {
+        Runtime::new(vec![anydev_cpu::provider()], RuntimeConfig::default())
+    }
+
+    #[test]
+    fn kinds_exclusions_and_absent_kinds() {
+        let rt = cpu_only();
+        let cpu: Device = "cpu:0".parse().unwrap();
+        assert_eq!(select(&rt, "").unwrap(), [cpu]);
+        assert_eq!(select(&rt, "cpu").unwrap(), [cpu]);
+        assert_eq!(select(&rt, "all").unwrap(), [cpu]);
+        let absent = select(&rt, "cpu,sim").unwrap_err();
+        assert!(
+            absent.contains("no sim device") && absent.contains("available: cpu:0"),
+            "{absent}"
+        );
+        let nothing = select(&rt, "-cpu").unwrap_err();
+        assert!(nothing.contains("selects no device"), "{nothing}");
+        assert!(select(&rt, "cpu:3").is_err());
+    }
+}
