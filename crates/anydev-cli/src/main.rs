@@ -1,5 +1,6 @@
 //! The `anydev` command.
 
+mod bench;
 mod conformance;
 mod info;
 
@@ -26,6 +27,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Time add, multiply, divide, exp, sum, matmul and to_device at several
+    /// sizes on every device, against each device's own memcpy bandwidth.
+    Bench(bench::Args),
     /// Certify a plugin: run the device-generic cases and ABI checks on each
     /// of its devices; prints a table and `N passed, N failed, N skipped`.
     Conformance(conformance::Args),
@@ -34,6 +38,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Bench(args) => bench::main(args),
         Command::Conformance(args) => conformance::main(args),
         Command::Info { json } => {
             let report = info::Report::collect(anydev::runtime());
