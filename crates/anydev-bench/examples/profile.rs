@@ -1,0 +1,34 @@
+//! A fixed loop of one op on `cpu:0`, for profilers that need a plain
+//! process rather than a benchmark harness:
+//!
+//! ```sh
+//! cargo build --release -p anydev-bench --example profile
+//! valgrind --tool=callgrind target/release/examples/profile add 10000000 3
+//! ```
+//!
+//! Arguments: op (`add`, `exp`, `sum`, `matmul`), size (elements, or `n`
+//! of an `n x n` matmul), calls.
+
+use anydev_bench::Pair;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let op = args.get(1).map_or("add", String::as_str);
+    let size: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+    let calls: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let shape = if op == "matmul" { vec![size, size] } else { vec![size] };
+    let (x, y) = (Pair::new(&shape, 1).anydev, Pair::new(&shape, 2).anydev);
+    let start = std::time::Instant::now();
+    for _ in 0..calls {
+        let out = match op {
+            "add" => x.add(&y),
+            "exp" => x.exp(),
+            "sum" => x.sum(anydev::ALL, false),
+            "matmul" => x.matmul(&y),
+            other => panic!("unknown op {other}"),
+        };
+        std::hint::black_box(out.expect("the op runs"));
+    }
+    let per_call = start.elapsed().as_secs_f64() / calls as f64;
+    println!("{op} {size}: {:.3} us per call", per_call * 1e6);
+}
