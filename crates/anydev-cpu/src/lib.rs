@@ -11,12 +11,12 @@ mod properties;
 
 use anydev_core::backend::{check_operands, check_range, Backend, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
-use anydev_core::memory::{Allocation, Buffer, MemoryCounter, MemoryKind, MemoryStats};
+use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode};
 use anydev_core::stream::{Event, Stream};
 use anydev_core::{BackendProvider, DType, Device, Error, Result};
 use anydev_kernels::{HostTensor, KernelError};
-use memory::HostAllocation;
+use memory::{HostAllocation, HostMemory};
 use std::sync::Arc;
 
 /// Backend name and device kind.
@@ -34,7 +34,7 @@ pub fn provider() -> BackendProvider {
 /// The CPU backend (one device).
 pub struct CpuBackend {
     device: Device,
-    counter: Arc<MemoryCounter>,
+    memory: Arc<HostMemory>,
     properties: DeviceProperties,
     capabilities: Capabilities,
     stream: Stream,
@@ -53,7 +53,7 @@ impl CpuBackend {
         let capabilities = properties::host_capabilities(&properties);
         CpuBackend {
             device,
-            counter: Arc::new(MemoryCounter::new(None)),
+            memory: Arc::new(HostMemory::default()),
             properties,
             capabilities,
             stream: Stream::new(device, Arc::new(ImmediateStream)),
@@ -145,25 +145,26 @@ impl Backend for CpuBackend {
                 format!("the cpu backend allocates only system memory, not {kind}"),
             ));
         }
+        let counter = self.memory.counter();
         let out_of_memory = |in_use| Error::OutOfMemory {
             device: self.device,
             requested: bytes,
             in_use,
-            limit: self.counter.limit(),
+            limit: counter.limit(),
         };
-        self.counter.reserve(bytes).map_err(out_of_memory)?;
-        match HostAllocation::new(bytes, Arc::clone(&self.counter)) {
+        counter.reserve(bytes).map_err(out_of_memory)?;
+        match HostAllocation::new(bytes, Arc::clone(&self.memory)) {
             Some(alloc) => Ok(Box::new(alloc)),
             None => {
-                self.counter.release(bytes);
-                Err(out_of_memory(self.counter.stats().in_use))
+                counter.release(bytes);
+                Err(out_of_memory(counter.stats().in_use))
             }
         }
     }
 
     fn memory_stats(&self, index: usize) -> Result<MemoryStats> {
         self.check_index(index)?;
-        Ok(self.counter.stats())
+        Ok(self.memory.counter().stats())
     }
 
     fn default_stream(&self, index: usize) -> Result<Stream> {

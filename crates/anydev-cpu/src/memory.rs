@@ -7,18 +7,144 @@ use anydev_core::memory::{Allocation, MemoryCounter};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::any::Any;
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Alignment of every host allocation (design section 4: memory a device
 /// kernel may read is 256-byte aligned, host allocations included).
 pub const ALIGN: usize = 256;
 
-/// One block of host memory, freed (and released from the accounting)
-/// when dropped.
+/// Blocks at least this large are kept for reuse when freed. A fresh large
+/// block costs a page fault per 4 KiB on first touch (the system hands out
+/// new zeroed pages for every big allocation), which for an elementwise op
+/// on 10^7 elements costs more than the op itself; small blocks are cheap
+/// to get from the system allocator and are not cached.
+const CACHE_MIN_BYTES: usize = 1 << 20;
+
+/// Large blocks are rounded up to this granule so that arrays of nearly the
+/// same size reuse each other's blocks.
+const CACHE_GRANULE: usize = 1 << 16;
+
+/// Freed blocks kept for reuse, at most this many bytes in all.
+const CACHE_LIMIT_BYTES: usize = 1 << 30;
+
+/// The host's memory: byte accounting plus a cache of freed large blocks.
+///
+/// The cache is behind a mutex, taken only for blocks of a mebibyte or more,
+/// where the op that fills the block costs far more than the lock. Cached
+/// blocks are not "in use": the accounting counts live buffers only.
+#[derive(Debug, Default)]
+pub struct HostMemory {
+    counter: MemoryCounter,
+    cache: Mutex<BlockCache>,
+}
+
+#[derive(Debug, Default)]
+struct BlockCache {
+    blocks: Vec<Block>,
+    bytes: usize,
+}
+
+#[derive(Debug)]
+struct Block {
+    ptr: NonNull<u8>,
+    capacity: usize,
+}
+
+// SAFETY: a cached block is plain memory owned by the cache alone; nothing
+// else holds its address until the cache hands it out again.
+unsafe impl Send for Block {}
+
+impl HostMemory {
+    pub fn counter(&self) -> &MemoryCounter {
+        &self.counter
+    }
+
+    fn cache(&self) -> MutexGuard<'_, BlockCache> {
+        self.cache.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A block of at least `capacity` bytes: a cached one of that capacity,
+    /// else a fresh zeroed one. Cached blocks hold stale but initialised
+    /// bytes (every block starts zeroed and is only ever written whole
+    /// values), which is what `empty` promises.
+    fn obtain(&self, capacity: usize) -> Option<NonNull<u8>> {
+        if capacity >= CACHE_MIN_BYTES {
+            let mut cache = self.cache();
+            if let Some(i) = cache.blocks.iter().position(|b| b.capacity == capacity) {
+                let block = cache.blocks.swap_remove(i);
+                cache.bytes -= capacity;
+                return Some(block.ptr);
+            }
+        }
+        let layout = Layout::from_size_align(capacity, ALIGN).ok()?;
+        // SAFETY: `layout` has a non-zero size (callers handle zero).
+        let fresh = NonNull::new(unsafe { alloc_zeroed(layout) });
+        fresh.or_else(|| {
+            // Out of memory: give the cached blocks back and try once more.
+            self.release_cache();
+            // SAFETY: as above.
+            NonNull::new(unsafe { alloc_zeroed(layout) })
+        })
+    }
+
+    /// Takes a freed block back: into the cache when it is large and there
+    /// is room, else back to the system.
+    fn recycle(&self, ptr: NonNull<u8>, capacity: usize) {
+        if capacity >= CACHE_MIN_BYTES {
+            let mut cache = self.cache();
+            if cache.bytes + capacity <= CACHE_LIMIT_BYTES {
+                cache.bytes += capacity;
+                cache.blocks.push(Block { ptr, capacity });
+                return;
+            }
+        }
+        free_block(ptr, capacity);
+    }
+
+    /// Returns every cached block to the system.
+    pub fn release_cache(&self) {
+        let blocks = std::mem::take(&mut *self.cache());
+        for block in blocks.blocks {
+            free_block(block.ptr, block.capacity);
+        }
+    }
+
+    /// Bytes held in the cache of freed blocks.
+    #[cfg(test)]
+    fn cached_bytes(&self) -> usize {
+        self.cache().bytes
+    }
+}
+
+impl Drop for HostMemory {
+    fn drop(&mut self) {
+        self.release_cache();
+    }
+}
+
+fn free_block(ptr: NonNull<u8>, capacity: usize) {
+    let layout = Layout::from_size_align(capacity, ALIGN).expect("layout was valid at allocation");
+    // SAFETY: `ptr` came from `alloc_zeroed` with this same layout, and its
+    // owner (a live allocation or the cache) gives it up exactly once, here.
+    unsafe { dealloc(ptr.as_ptr(), layout) };
+}
+
+/// The capacity actually allocated for a request of `len` bytes.
+fn capacity_for(len: usize) -> Option<usize> {
+    if len >= CACHE_MIN_BYTES {
+        len.checked_next_multiple_of(CACHE_GRANULE)
+    } else {
+        Some(len)
+    }
+}
+
+/// One block of host memory, returned to its [`HostMemory`] (and released
+/// from the accounting) when dropped.
 pub struct HostAllocation {
     ptr: NonNull<u8>,
     len: usize,
-    counter: Arc<MemoryCounter>,
+    capacity: usize,
+    memory: Arc<HostMemory>,
 }
 
 // SAFETY: the allocation is plain memory owned by this value; all access
@@ -29,20 +155,24 @@ unsafe impl Send for HostAllocation {}
 unsafe impl Sync for HostAllocation {}
 
 impl HostAllocation {
-    /// Allocates `len` zeroed bytes, or `None` when the system refuses.
-    /// The caller has reserved `len` bytes in `counter` already.
-    pub fn new(len: usize, counter: Arc<MemoryCounter>) -> Option<HostAllocation> {
-        let ptr = if len == 0 {
+    /// Allocates `len` bytes (zeroed, or reused from the cache), or `None`
+    /// when the system refuses. The caller has reserved `len` bytes in the
+    /// memory's counter already.
+    pub fn new(len: usize, memory: Arc<HostMemory>) -> Option<HostAllocation> {
+        let capacity = capacity_for(len)?;
+        let ptr = if capacity == 0 {
             // A dangling but aligned address: never dereferenced, never freed.
             NonNull::new(ALIGN as *mut u8)?
         } else {
-            let layout = Layout::from_size_align(len, ALIGN).ok()?;
-            // SAFETY: `layout` has a non-zero size.
-            NonNull::new(unsafe { alloc_zeroed(layout) })?
+            memory.obtain(capacity)?
         };
-        Some(HostAllocation { ptr, len, counter })
+        Some(HostAllocation {
+            ptr,
+            len,
+            capacity,
+            memory,
+        })
     }
-
     /// The address `offset` bytes in, when `offset <= len`.
     pub fn ptr_at(&self, offset: usize) -> Option<*mut u8> {
         // SAFETY: `offset <= len` keeps the result inside (or one past) the block.
@@ -98,13 +228,10 @@ impl Allocation for HostAllocation {
 
 impl Drop for HostAllocation {
     fn drop(&mut self) {
-        if self.len > 0 {
-            let layout = Layout::from_size_align(self.len, ALIGN).expect("layout was valid at allocation");
-            // SAFETY: `ptr` came from `alloc_zeroed` with this same layout and
-            // is freed exactly once, here.
-            unsafe { dealloc(self.ptr.as_ptr(), layout) };
+        if self.capacity > 0 {
+            self.memory.recycle(self.ptr, self.capacity);
         }
-        self.counter.release(self.len);
+        self.memory.counter.release(self.len);
     }
 }
 
@@ -112,19 +239,47 @@ impl Drop for HostAllocation {
 mod tests {
     use super::*;
 
+    fn allocate(memory: &Arc<HostMemory>, len: usize) -> HostAllocation {
+        memory.counter().reserve(len).unwrap();
+        HostAllocation::new(len, Arc::clone(memory)).unwrap()
+    }
+
     #[test]
     fn allocations_are_aligned_zeroed_and_accounted() {
-        let counter = Arc::new(MemoryCounter::new(None));
+        let memory = Arc::new(HostMemory::default());
         for len in [0usize, 1, 255, 4096] {
-            counter.reserve(len).unwrap();
-            let a = HostAllocation::new(len, Arc::clone(&counter)).unwrap();
+            let a = allocate(&memory, len);
             assert_eq!(a.ptr_at(0).unwrap() as usize % ALIGN, 0);
             let mut back = vec![1u8; len];
             a.read(0, &mut back);
             assert!(back.iter().all(|&b| b == 0));
             assert!(a.ptr_at(len + 1).is_none());
         }
-        assert_eq!(counter.stats().in_use, 0);
-        assert_eq!(counter.stats().peak, 4096);
+        assert_eq!(memory.counter().stats().in_use, 0);
+        assert_eq!(memory.counter().stats().peak, 4096);
+        assert_eq!(memory.cached_bytes(), 0, "small blocks go straight back to the system");
+    }
+
+    #[test]
+    fn large_blocks_are_reused_and_the_cache_is_not_counted_as_in_use() {
+        let memory = Arc::new(HostMemory::default());
+        let len = 3 * CACHE_MIN_BYTES + 5;
+        let first = allocate(&memory, len);
+        first.fill(0, len - 5, &[7]);
+        let address = first.ptr_at(0).unwrap();
+        drop(first);
+        assert_eq!(memory.counter().stats().in_use, 0);
+        assert_eq!(memory.cached_bytes(), capacity_for(len).unwrap());
+
+        // A request that rounds to the same capacity gets the same block back.
+        let second = allocate(&memory, len + 1);
+        assert_eq!(second.ptr_at(0).unwrap(), address);
+        assert_eq!(memory.cached_bytes(), 0);
+        // A different capacity does not.
+        let third = allocate(&memory, len + CACHE_GRANULE);
+        assert_ne!(third.ptr_at(0).unwrap(), address);
+        drop((second, third));
+        memory.release_cache();
+        assert_eq!(memory.cached_bytes(), 0);
     }
 }
