@@ -178,8 +178,10 @@ impl<'a, T> Op<'a, T> {
     }
 
     /// The array inputs (scalars excluded), in argument order.
-    pub fn inputs(&self) -> Vec<&T> {
-        match self {
+    pub fn inputs(&self) -> impl Iterator<Item = &T> {
+        // At most three array inputs: a fixed array keeps this free of heap
+        // allocation, since backends check operands on every call.
+        let slots: [Option<&T>; 3] = match self {
             Op::Unary { x, .. }
             | Op::Cast { x, .. }
             | Op::Reduce { x, .. }
@@ -187,18 +189,15 @@ impl<'a, T> Op<'a, T> {
             | Op::Copy { x, .. }
             | Op::Sort { x, .. }
             | Op::Argsort { x, .. }
-            | Op::Nonzero { x, .. } => vec![x],
-            Op::Binary { lhs, rhs, .. } => [lhs, rhs].into_iter().filter_map(Operand::tensor).collect(),
-            Op::Where { cond, x, y, .. } => {
-                let mut v = vec![cond];
-                v.extend([x, y].into_iter().filter_map(Operand::tensor));
-                v
-            }
-            Op::Fill { .. } | Op::Arange { .. } | Op::Random { .. } => Vec::new(),
-            Op::Take { x, indices, .. } => vec![x, indices],
-            Op::Matmul { a, b, .. } => vec![a, b],
-            Op::SearchSorted { sorted, values, .. } => vec![sorted, values],
-        }
+            | Op::Nonzero { x, .. } => [Some(x), None, None],
+            Op::Binary { lhs, rhs, .. } => [lhs.tensor(), rhs.tensor(), None],
+            Op::Where { cond, x, y, .. } => [Some(cond), x.tensor(), y.tensor()],
+            Op::Fill { .. } | Op::Arange { .. } | Op::Random { .. } => [None, None, None],
+            Op::Take { x, indices, .. } => [Some(x), Some(indices), None],
+            Op::Matmul { a, b, .. } => [Some(a), Some(b), None],
+            Op::SearchSorted { sorted, values, .. } => [Some(sorted), Some(values), None],
+        };
+        slots.into_iter().flatten()
     }
 
     /// The same call with every operand converted by `f` (for example from

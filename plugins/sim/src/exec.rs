@@ -36,7 +36,7 @@ impl Reach {
 
 /// Runs `op` on `reach.device`, refusing `refused` dtypes anywhere in it.
 pub fn run(reach: &Reach, refused: &[DType], op: &Op<'_, PluginTensor<'_, SimBuffer>>) -> Result<()> {
-    let dtypes = op.inputs().into_iter().chain([op.output()]).map(|t| t.dtype());
+    let dtypes = op.inputs().chain([op.output()]).map(|t| t.dtype());
     if let Some(dtype) = dtypes.into_iter().find(|d| refused.contains(d)) {
         return Err(PluginError::unimplemented(format!(
             "sim:{} refuses dtype {dtype} (ANYDEV_SIM_REFUSE_DTYPES)",
