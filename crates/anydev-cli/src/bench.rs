@@ -49,6 +49,11 @@ struct Plan {
     /// largest add's inputs.
     copy_elements: usize,
     budget: Budget,
+    /// Longest predicted time per call of a case worth running: a size
+    /// whose call would take longer (judged from the op's previous size on
+    /// the same device) is skipped with a note, so a slow device (software
+    /// Vulkan) does not stretch the run to minutes.
+    max_call: Duration,
 }
 
 impl Plan {
@@ -62,6 +67,7 @@ impl Plan {
                     target: Duration::from_millis(30),
                     samples: 3,
                 },
+                max_call: Duration::from_millis(250),
             }
         } else {
             Plan {
@@ -72,6 +78,7 @@ impl Plan {
                     target: Duration::from_millis(200),
                     samples: 7,
                 },
+                max_call: Duration::from_secs(2),
             }
         }
     }
@@ -149,6 +156,8 @@ struct DeviceBench<'p> {
     memcpy_gb_per_s: Option<f64>,
     /// Cases that failed (not those skipped for their size).
     failures: usize,
+    /// The last timed size of each op and its seconds per call.
+    last: Vec<(Op, usize, f64)>,
 }
 
 impl<'p> DeviceBench<'p> {
@@ -170,6 +179,7 @@ impl<'p> DeviceBench<'p> {
             backend: runtime.backend(device).ok().cloned(),
             memcpy_gb_per_s: None,
             failures: 0,
+            last: Vec::new(),
         }
     }
 
@@ -228,6 +238,14 @@ impl<'p> DeviceBench<'p> {
                 format!("needs a {bytes}-byte buffer, the device allocates at most {max}"),
             );
         }
+        if let Some(predicted) = self.predict(op, size).filter(|&p| p > self.plan.max_call.as_secs_f64()) {
+            return Row::skipped(
+                device,
+                op.name(),
+                size,
+                format!("would take about {predicted:.1} s per call on this device"),
+            );
+        }
         let timed = setup().and_then(|mut call| {
             let sync = || match &self.backend {
                 Some(b) => b.synchronize(self.device.index()),
@@ -244,7 +262,16 @@ impl<'p> DeviceBench<'p> {
         }
     }
 
+    /// Seconds per call of `op` at `size`, scaled by work from its last
+    /// timed size on this device.
+    fn predict(&self, op: Op, size: usize) -> Option<f64> {
+        let &(_, prev, seconds) = self.last.iter().find(|(o, ..)| *o == op)?;
+        Some(seconds * op.work(size) / op.work(prev))
+    }
+
     fn row(&mut self, op: Op, size: usize, t: Timing) -> Row {
+        self.last.retain(|(o, ..)| *o != op);
+        self.last.push((op, size, t.seconds));
         let gb_per_s = op.bytes(size).map(|b| b / t.seconds / 1e9);
         if op == Op::Memcpy {
             self.memcpy_gb_per_s = gb_per_s;

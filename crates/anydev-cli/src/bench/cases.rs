@@ -71,6 +71,12 @@ impl Op {
         Some(arrays * size as f64 * DType::F32.size() as f64)
     }
 
+    /// Work per call in the op's own unit (bytes or flops), for scaling a
+    /// time measured at one size to another.
+    pub fn work(self, size: usize) -> f64 {
+        self.bytes(size).or(self.flops(size)).unwrap_or(1.0)
+    }
+
     /// Floating-point operations per call, for compute-bound ops.
     pub fn flops(self, size: usize) -> Option<f64> {
         (self == Op::Matmul).then(|| 2.0 * (size as f64).powi(3))
