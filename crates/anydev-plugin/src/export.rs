@@ -321,12 +321,7 @@ unsafe extern "C" fn device_properties<P: Plugin>(
             }
         };
         // SAFETY: by the ABI contract `out` is a host-allocated versioned struct.
-        match unsafe { write_versioned(out, &cached.raw) } {
-            true => Ok(()),
-            false => Err(PluginError::invalid_argument(
-                "properties out-struct is NULL or too small",
-            )),
-        }
+        unsafe { write_out(out, &cached.raw, "properties") }
     })
 }
 
@@ -350,13 +345,23 @@ unsafe extern "C" fn device_capabilities<P: Plugin>(
         list.attributes = cached.raw.as_ptr();
         list.count = cached.raw.len();
         // SAFETY: by the ABI contract `out` is a host-allocated versioned struct.
-        match unsafe { write_versioned(out, &list) } {
-            true => Ok(()),
-            false => Err(PluginError::invalid_argument(
-                "capabilities out-struct is NULL or too small",
-            )),
-        }
+        unsafe { write_out(out, &list, "capabilities") }
     })
+}
+
+/// Writes a versioned out-struct, or says which one the host got wrong.
+///
+/// # Safety
+/// `out` is NULL or points to a host-allocated struct whose `struct_size`
+/// is set, as the ABI requires for every out-struct.
+unsafe fn write_out<T: Versioned>(out: *mut T, value: &T, what: &str) -> Result<()> {
+    // SAFETY: forwarded from this function's contract.
+    match unsafe { write_versioned(out, value) } {
+        true => Ok(()),
+        false => Err(PluginError::invalid_argument(format!(
+            "{what} out-struct is NULL or too small"
+        ))),
+    }
 }
 
 unsafe extern "C" fn op_supported<P: Plugin>(
@@ -437,12 +442,7 @@ unsafe extern "C" fn memory_stats<P: Plugin>(
         raw.allocations = s.allocations;
         raw.limit = s.limit.unwrap_or(ANYDEV_NO_LIMIT);
         // SAFETY: by the ABI contract `out` is a host-allocated versioned struct.
-        match unsafe { write_versioned(out, &raw) } {
-            true => Ok(()),
-            false => Err(PluginError::invalid_argument(
-                "memory stats out-struct is NULL or too small",
-            )),
-        }
+        unsafe { write_out(out, &raw, "memory stats") }
     })
 }
 

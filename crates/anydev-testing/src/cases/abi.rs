@@ -101,28 +101,8 @@ fn declared_ops(ctx: &CaseCtx) -> Result<(), Failure> {
     }
     let tensor = |a, dtype| view(a, dtype, &shape, &strides);
     let mut ops: Vec<(OpCode, bool)> = Vec::new();
-    ops.extend(UnaryOp::ALL.iter().map(|&op| {
-        let predicate = matches!(
-            op,
-            UnaryOp::IsFinite | UnaryOp::IsInf | UnaryOp::IsNan | UnaryOp::SignBit | UnaryOp::LogicalNot
-        );
-        (OpCode::Unary(op), predicate)
-    }));
-    ops.extend(BinaryOp::ALL.iter().map(|&op| {
-        let predicate = matches!(
-            op,
-            BinaryOp::Equal
-                | BinaryOp::NotEqual
-                | BinaryOp::Greater
-                | BinaryOp::GreaterEqual
-                | BinaryOp::Less
-                | BinaryOp::LessEqual
-                | BinaryOp::LogicalAnd
-                | BinaryOp::LogicalOr
-                | BinaryOp::LogicalXor
-        );
-        (OpCode::Binary(op), predicate)
-    }));
+    ops.extend(UnaryOp::ALL.iter().map(|&op| (OpCode::Unary(op), op.outputs_bool())));
+    ops.extend(BinaryOp::ALL.iter().map(|&op| (OpCode::Binary(op), op.outputs_bool())));
     for (code, predicate) in ops {
         let out = match (predicate, &out_bool) {
             (true, Some(o)) => tensor(o, DType::Bool),
