@@ -187,7 +187,7 @@ pub fn resolve_shape(op: &str, size: usize, requested: &[isize]) -> Result<Dims>
         reason: format!("cannot reshape an array of {size} elements into shape {requested:?}"),
     };
     match unknown {
-        Some(i) if known != 0 && size % known == 0 => out[i] = size / known,
+        Some(i) if known != 0 && size.is_multiple_of(known) => out[i] = size / known,
         Some(_) if known == 0 && size == 0 => {
             return Err(Error::invalid_argument(
                 op,

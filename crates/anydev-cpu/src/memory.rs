@@ -206,7 +206,7 @@ impl HostAllocation {
 
     /// Fills `len` bytes from `offset` with repetitions of `pattern`.
     pub fn fill(&self, offset: usize, len: usize, pattern: &[u8]) {
-        assert!(offset + len <= self.len && !pattern.is_empty() && len % pattern.len() == 0);
+        assert!(offset + len <= self.len && !pattern.is_empty() && len.is_multiple_of(pattern.len()));
         // SAFETY: the range is inside the block (asserted) and no other
         // reference to these bytes exists during the call.
         let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(offset), len) };

@@ -59,7 +59,7 @@ impl<'a> HostTensor<'a> {
         if self.data.is_null() {
             return invalid(format!("{what}: null data pointer"));
         }
-        if (self.data as usize) % self.dtype.size() != 0 {
+        if !(self.data as usize).is_multiple_of(self.dtype.size()) {
             return invalid(format!("{what}: data pointer is not aligned to {}", self.dtype));
         }
         if self.shape.len() > crate::iter::MAX_DIMS {

@@ -181,7 +181,7 @@ impl<P: Plugin> Context<P> {
         let base = self.devices.as_ptr() as usize;
         let size = std::mem::size_of::<DeviceSlot>();
         let offset = (handle as usize).wrapping_sub(base);
-        if offset % size == 0 && offset / size < self.devices.len() {
+        if offset.is_multiple_of(size) && offset / size < self.devices.len() {
             Ok(offset / size)
         } else {
             Err(PluginError::invalid_argument(

@@ -173,7 +173,7 @@ impl SimBuffer {
 
     pub fn fill(&self, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         self.check("fill", offset, len)?;
-        if pattern.is_empty() || len % pattern.len() != 0 {
+        if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
             return Err(PluginError::invalid_argument(format!(
                 "fill: {len} bytes is not a whole number of {}-byte patterns",
                 pattern.len()

@@ -477,7 +477,7 @@ impl Backend for PluginBackend {
 
     fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         let s = self.stream(stream)?;
-        if pattern.is_empty() || len % pattern.len() != 0 {
+        if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
             return Err(Error::invalid_argument(
                 "fill",
                 format!("{len} bytes is not a whole number of {}-byte patterns", pattern.len()),
