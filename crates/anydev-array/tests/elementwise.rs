@@ -3,48 +3,8 @@
 //! (contiguous, transposed, negative strides) and special values.
 
 use anydev_array::{self as ad, Array, DType, Error};
+use anydev_testing::reference::{broadcast_shape as broadcast, indices, source_index};
 use proptest::prelude::*;
-
-/// Row-major index of `out_idx` in an array of `shape` broadcast to `out`.
-fn source_index(shape: &[usize], out: &[usize], out_idx: &[usize]) -> usize {
-    let lead = out.len() - shape.len();
-    shape
-        .iter()
-        .enumerate()
-        .fold(0, |acc, (d, &n)| acc * n + if n == 1 { 0 } else { out_idx[lead + d] })
-}
-
-/// Every multi-index of `shape`, row-major.
-fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
-    let total: usize = shape.iter().product();
-    (0..total)
-        .map(|mut flat| {
-            let mut idx = vec![0; shape.len()];
-            for d in (0..shape.len()).rev() {
-                idx[d] = flat % shape[d];
-                flat /= shape[d];
-            }
-            idx
-        })
-        .collect()
-}
-
-/// Naive broadcast shape (None when incompatible).
-fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
-    let n = a.len().max(b.len());
-    (0..n)
-        .map(|i| {
-            let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-            let y = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
-            match (x, y) {
-                (x, y) if x == y => Some(x),
-                (1, y) => Some(y),
-                (x, 1) => Some(x),
-                _ => None,
-            }
-        })
-        .collect()
-}
 
 /// `values` (row-major for `shape`) as an f64 array with the given layout.
 fn with_layout(values: &[f64], shape: &[usize], layout: u8) -> Array {
