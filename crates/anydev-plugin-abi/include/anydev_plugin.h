@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define ANYDEV_ABI_VERSION_MAJOR 1
-#define ANYDEV_ABI_VERSION_MINOR 0
+#define ANYDEV_ABI_VERSION_MINOR 1
 #define ANYDEV_ENTRY_SYMBOL "anydev_plugin_get_api"
 
 /* ---- dtype codes (anydev_ops::DType::code) ------------------------------ */
@@ -393,6 +393,18 @@ typedef struct AnydevPluginApi {
    * The host has bounds-checked every operand and checked that the output
    * overlaps no input. Unimplemented op/dtype: ANYDEV_ERROR_UNIMPLEMENTED. */
   AnydevStatus (*execute)(AnydevContext *context, AnydevStream *stream, const AnydevOpCall *call);
+
+  /* ---- unified memory (ABI 1.1) ---- */
+  /* *out_ptr = host address of the buffer's first byte when the host may
+   * dereference it (pinned, managed, system or host-accessible memory), else NULL. */
+  AnydevStatus (*buffer_host_pointer)(AnydevContext *context, AnydevBuffer *buffer, uint8_t **out_ptr);
+  /* Wraps size bytes at host address ptr (memory of memory_kind owned by
+   * another allocator) as a buffer of device, without copying. Called only
+   * when the device's capabilities say it reaches that kind; the host keeps
+   * the memory alive until it frees the buffer, and free releases only the
+   * handle. */
+  AnydevStatus (*buffer_import)(AnydevContext *context, AnydevDevice *device, uint8_t *ptr, uint64_t size,
+                                uint32_t memory_kind, AnydevBuffer **out_buffer);
 } AnydevPluginApi;
 
 typedef const AnydevPluginApi *(*AnydevGetApiFn)(void);

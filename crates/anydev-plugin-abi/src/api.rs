@@ -257,4 +257,35 @@ pub struct AnydevPluginApi {
             call: *const AnydevOpCall,
         ) -> AnydevStatus,
     >,
+
+    // --- unified memory (ABI 1.1) -----------------------------------------
+    /// Writes to `*out_ptr` the host address of the buffer's first byte when
+    /// the host may dereference it directly (host-pinned, managed or system
+    /// memory, or device memory the device reports as host-accessible),
+    /// else NULL. Constant for the buffer's lifetime.
+    pub buffer_host_pointer: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            buffer: *mut AnydevBuffer,
+            out_ptr: *mut *mut u8,
+        ) -> AnydevStatus,
+    >,
+    /// Makes `size` bytes at host address `ptr`, memory of kind
+    /// `memory_kind` that another allocator owns (plain host memory, or a
+    /// host-reachable allocation of another device), usable as a buffer of
+    /// `device` without copying. The host calls it only when the device's
+    /// capabilities say it reaches that kind, keeps the memory alive until
+    /// it has freed the buffer, and frees the buffer only once no enqueued
+    /// work uses it. `free` releases the handle, never the memory. `ptr`
+    /// may be unaligned to 256 bytes only if `size` is 0.
+    pub buffer_import: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            ptr: *mut u8,
+            size: u64,
+            memory_kind: u32,
+            out_buffer: *mut *mut AnydevBuffer,
+        ) -> AnydevStatus,
+    >,
 }

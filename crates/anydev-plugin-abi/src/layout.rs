@@ -22,7 +22,10 @@ const _: () = {
     assert!(offset_of!(AnydevPluginApi, stream_create) == 136);
     assert!(offset_of!(AnydevPluginApi, copy_host_to_device) == 200);
     assert!(offset_of!(AnydevPluginApi, execute) == 232);
-    assert!(size_of::<AnydevPluginApi>() == 240);
+    // ABI 1.1 appended the unified-memory calls; 1.0 tables end at 240.
+    assert!(offset_of!(AnydevPluginApi, buffer_host_pointer) == 240);
+    assert!(offset_of!(AnydevPluginApi, buffer_import) == 248);
+    assert!(size_of::<AnydevPluginApi>() == 256);
 
     assert!(size_of::<AnydevInitArgs>() == 32);
     assert!(offset_of!(AnydevInitArgs, options_json) == 24);

@@ -6,7 +6,7 @@ mod support;
 
 use anydev_core::ops::{BinaryOp, Op, Operand};
 use anydev_core::{BackendStatus, Device, Error};
-use anydev_plugin_abi::AnydevPluginApi;
+use anydev_plugin_abi::{AnydevPluginApi, ABI_VERSION_MAJOR, ABI_VERSION_MINOR};
 use std::mem::offset_of;
 use std::path::Path;
 use support::*;
@@ -62,7 +62,8 @@ fn another_major_version_fails_naming_both_versions() {
     let lib = c_plugin("major2", &[("TEST_MAJOR", "2"), ("TEST_MINOR", "3")]);
     let rt = runtime(&[], Some(&format!("major:{}", lib.display())));
     let reason = failure(&rt, "major");
-    for needle in ["ABI 2.3", "ABI 1.0", "major versions differ", lib.to_str().unwrap()] {
+    let host = format!("ABI {ABI_VERSION_MAJOR}.{ABI_VERSION_MINOR}");
+    for needle in ["ABI 2.3", &host, "major versions differ", lib.to_str().unwrap()] {
         assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
     }
 }
@@ -127,10 +128,11 @@ fn an_initialisation_error_fails_with_the_plugins_message() {
     let good = good_plugin();
     let rt = runtime(&[], Some(&format!("broken:{},fine:{}", lib.display(), good.display())));
     let reason = failure(&rt, "broken");
+    let built_for = format!("ABI {ABI_VERSION_MAJOR}.{ABI_VERSION_MINOR}");
     for needle in [
         "initialize failed",
         "simulated driver failure",
-        "ABI 1.0",
+        &built_for,
         lib.to_str().unwrap(),
     ] {
         assert!(reason.contains(needle), "{needle:?} missing from: {reason}");

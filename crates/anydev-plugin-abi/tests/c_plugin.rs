@@ -7,6 +7,7 @@ mod support;
 use anydev_core::capability::{keys, CapValue};
 use anydev_core::ops::{BinaryOp, Op, OpCode, Operand, UnaryOp};
 use anydev_core::{BackendStatus, DType, Device, Error, Runtime, Scalar};
+use anydev_plugin_abi::{ABI_VERSION_MAJOR, ABI_VERSION_MINOR};
 use std::path::Path;
 use support::*;
 
@@ -49,7 +50,8 @@ fn typed_capabilities_cross_the_boundary() {
     assert_eq!(caps.int(keys::COMPUTE_UNITS), Some(1));
     assert_eq!(caps.get("ctest.clock_ghz"), Some(&CapValue::F64(1.5)));
     assert_eq!(caps.get("ctest.language"), Some(&CapValue::Str("C99".into())));
-    assert_eq!(caps.get("plugin.abi_version"), Some(&CapValue::Str("1.0".into())));
+    let built_for = format!("{ABI_VERSION_MAJOR}.{ABI_VERSION_MINOR}");
+    assert_eq!(caps.get("plugin.abi_version"), Some(&CapValue::Str(built_for)));
     // Standard keys the plugin leaves out read as conservative defaults.
     assert_eq!(caps.get(keys::MANAGED_MEMORY), Some(&CapValue::Bool(false)));
 }

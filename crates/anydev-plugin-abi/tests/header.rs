@@ -65,6 +65,8 @@ fn every_size_and_offset_agrees_with_the_c_compiler() {
         offset AnydevPluginApi.copy_host_to_device,
         offset AnydevPluginApi.fill,
         offset AnydevPluginApi.execute,
+        offset AnydevPluginApi.buffer_host_pointer,
+        offset AnydevPluginApi.buffer_import,
         size AnydevInitArgs,
         offset AnydevInitArgs.plugin_name,
         offset AnydevInitArgs.options_json,

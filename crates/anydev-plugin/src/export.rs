@@ -10,7 +10,7 @@
 
 use crate::codec::{decode, RawTensor};
 use crate::error::{error_code, error_destroy, error_message, PluginError, Result};
-use crate::plugin::{AttrValue, InitArgs, MemoryKind, Plugin, PluginTensor};
+use crate::plugin::{AttrValue, ForeignMemory, InitArgs, MemoryKind, Plugin, PluginTensor};
 use anydev_ops::{DType, OpCode};
 use anydev_plugin_abi::*;
 use std::ffi::{c_char, CStr, CString};
@@ -428,6 +428,39 @@ unsafe extern "C" fn free<P: Plugin>(ctx: *mut AnydevContext, buffer: *mut Anyde
     })
 }
 
+unsafe extern "C" fn buffer_host_pointer<P: Plugin>(
+    ctx: *mut AnydevContext,
+    buffer: *mut AnydevBuffer,
+    out: *mut *mut u8,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let ptr = c.plugin.host_pointer(c.buffer(buffer)?);
+        put(out, ptr.map_or(std::ptr::null_mut(), |p| p.as_ptr()))
+    })
+}
+
+unsafe extern "C" fn buffer_import<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    ptr: *mut u8,
+    bytes: u64,
+    kind: u32,
+    out: *mut *mut AnydevBuffer,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let kind = MemoryKind::from_code(kind)
+            .ok_or_else(|| PluginError::invalid_argument(format!("unknown memory kind code {kind}")))?;
+        let ptr = std::ptr::NonNull::new(ptr).ok_or_else(|| PluginError::invalid_argument("NULL memory to import"))?;
+        // SAFETY: by the `buffer_import` contract the host keeps `size` bytes
+        // at `ptr` valid until it frees the buffer made from them.
+        let memory = unsafe { ForeignMemory::new(ptr, size(bytes)?) };
+        let buffer = c.plugin.import(c.device(dev)?, memory, kind)?;
+        put(out, into_handle(BUFFER_TAG, buffer))
+    })
+}
+
 unsafe extern "C" fn memory_stats<P: Plugin>(
     ctx: *mut AnydevContext,
     dev: *mut AnydevDevice,
@@ -651,5 +684,7 @@ pub const fn api_table<P: Plugin>() -> AnydevPluginApi {
         copy_device_to_device: Some(copy_device_to_device::<P>),
         fill: Some(fill::<P>),
         execute: Some(execute::<P>),
+        buffer_host_pointer: Some(buffer_host_pointer::<P>),
+        buffer_import: Some(buffer_import::<P>),
     }
 }

@@ -30,7 +30,7 @@ pub use anydev_ops as ops;
 pub use anydev_plugin_abi as abi;
 pub use error::{ErrorCode, PluginError, Result};
 pub use export::api_table;
-pub use plugin::{AttrValue, InitArgs, MemoryKind, MemoryStats, Plugin, PluginTensor, Properties};
+pub use plugin::{AttrValue, ForeignMemory, InitArgs, MemoryKind, MemoryStats, Plugin, PluginTensor, Properties};
 
 /// Exports `$plugin` (a type implementing [`Plugin`]) as this library's
 /// anydev plugin: defines the entry symbol returning its function table.

@@ -48,6 +48,45 @@ impl MemoryKind {
     }
 }
 
+/// Memory that another allocator owns, handed to [`Plugin::import`]: the
+/// host guarantees that `len` bytes at `ptr` stay valid until the buffer
+/// made from it is dropped, and drops that buffer only once no enqueued
+/// work uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ForeignMemory {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the memory is plain bytes that the host shares with the plugin's
+// worker threads under the ABI's ordering rules; the pointer carries no
+// thread affinity.
+unsafe impl Send for ForeignMemory {}
+// SAFETY: as for `Send`; shared access is ordered by streams and events.
+unsafe impl Sync for ForeignMemory {}
+
+impl ForeignMemory {
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` bytes for as long
+    /// as any buffer made from the value lives (the `buffer_import`
+    /// contract).
+    pub unsafe fn new(ptr: std::ptr::NonNull<u8>, len: usize) -> ForeignMemory {
+        ForeignMemory { ptr, len }
+    }
+
+    pub fn ptr(&self) -> std::ptr::NonNull<u8> {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 /// Descriptive properties of one device.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Properties {
@@ -172,6 +211,24 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     fn allocate(&self, device: usize, bytes: usize, kind: MemoryKind) -> Result<Self::Buffer>;
 
     fn memory_stats(&self, device: usize) -> Result<MemoryStats>;
+
+    /// The host address of the buffer's first byte when the host may
+    /// dereference it directly (pinned, managed, system or host-accessible
+    /// device memory). `None`, the default, keeps the host away from it.
+    fn host_pointer(&self, _buffer: &Self::Buffer) -> Option<std::ptr::NonNull<u8>> {
+        None
+    }
+
+    /// Wraps memory another allocator owns, of `kind`, as a buffer of
+    /// `device` without copying; dropping the buffer must not free the
+    /// memory. The host calls it only when the device's capabilities say
+    /// it reaches `kind` (`pageable_memory_access` for system memory).
+    /// The default refuses, and the host then copies instead of sharing.
+    fn import(&self, _device: usize, _memory: ForeignMemory, kind: MemoryKind) -> Result<Self::Buffer> {
+        Err(crate::PluginError::unimplemented(format!(
+            "this plugin cannot use {kind:?} memory it did not allocate"
+        )))
+    }
 
     fn create_stream(&self, device: usize) -> Result<Self::Stream>;
 

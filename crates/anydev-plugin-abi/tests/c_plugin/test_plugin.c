@@ -411,6 +411,8 @@ __attribute__((visibility("default"))) const AnydevTestLayout anydev_test_layout
     OFFSET(AnydevPluginApi, copy_host_to_device),
     OFFSET(AnydevPluginApi, fill),
     OFFSET(AnydevPluginApi, execute),
+    OFFSET(AnydevPluginApi, buffer_host_pointer),
+    OFFSET(AnydevPluginApi, buffer_import),
     SIZE(AnydevInitArgs),
     OFFSET(AnydevInitArgs, plugin_name),
     OFFSET(AnydevInitArgs, options_json),
