@@ -8,7 +8,9 @@
 //! installed with [`with_runtime`] / [`RuntimeGuard`] (tests build runtimes
 //! with fake backends that way).
 
+use anydev_core::capability::keys;
 use anydev_core::memory::MemoryKind;
+use anydev_core::reach::Reach;
 use anydev_core::{Backend, DType, Device, Error, Result, Runtime, Stream};
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
@@ -17,6 +19,42 @@ use std::sync::Arc;
 thread_local! {
     static RUNTIME: Cell<Option<&'static Runtime>> = const { Cell::new(None) };
     static CONTEXTS: RefCell<Vec<Arc<DeviceCtx>>> = const { RefCell::new(Vec::new()) };
+    static CHOSEN_STREAMS: RefCell<Vec<Stream>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A new stream on `device` (in this thread's runtime), for [`with_stream`].
+pub fn new_stream(device: Device) -> Result<Stream> {
+    runtime().backend(device)?.create_stream(device.index())
+}
+
+/// Runs `f` with `stream` as the stream this thread's ops on the stream's
+/// device are enqueued on (as PyTorch's `torch.cuda.stream`). Ops on other
+/// devices keep theirs. Reading and writing arrays across streams is
+/// ordered for you: each buffer records its last write, and a use on
+/// another stream waits for it.
+pub fn with_stream<R>(stream: &Stream, f: impl FnOnce() -> R) -> R {
+    let _guard = StreamGuard::new(stream);
+    f()
+}
+
+/// Makes a stream current for its device on this thread until dropped;
+/// guards nest and restore the previous choice, also during a panic.
+#[must_use = "the stream is used only while the guard lives"]
+pub struct StreamGuard {
+    _not_send: PhantomData<*const ()>,
+}
+
+impl StreamGuard {
+    pub fn new(stream: &Stream) -> StreamGuard {
+        CHOSEN_STREAMS.with(|s| s.borrow_mut().push(stream.clone()));
+        StreamGuard { _not_send: PhantomData }
+    }
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        CHOSEN_STREAMS.with(|s| s.borrow_mut().pop());
+    }
 }
 
 /// The runtime array calls on this thread use: the one installed by the
@@ -62,9 +100,18 @@ pub(crate) struct DeviceCtx {
     pub runtime: &'static Runtime,
     pub device: Device,
     pub backend: Arc<dyn Backend>,
-    pub stream: Stream,
+    /// The device's default stream, used unless [`with_stream`] names another.
+    stream: Stream,
     /// The device's native memory kind (the first it lists).
-    pub memory_kind: MemoryKind,
+    native_kind: MemoryKind,
+    /// The kind new arrays get when unified memory is on, when the device
+    /// has one the host reaches.
+    unified_kind: Option<MemoryKind>,
+    /// Which memory the device uses in place.
+    pub reach: Reach,
+    /// Whether work may still run after the backend call returns, so
+    /// buffer uses must be recorded for ordering.
+    pub asynchronous: bool,
     /// Indexed by `DType::code() - 1`: the device's `dtypes` capability.
     dtypes: [bool; 13],
 }
@@ -88,6 +135,9 @@ impl DeviceCtx {
     }
 
     fn build(runtime: &'static Runtime, device: Device) -> Result<DeviceCtx> {
+        // An unreadable ANYDEV_UNIFIED_MEMORY fails every device, not just
+        // the arrays it would have changed.
+        runtime.unified_memory()?;
         let backend = Arc::clone(runtime.backend(device)?);
         let index = device.index();
         let caps = backend.capabilities(index)?;
@@ -95,20 +145,46 @@ impl DeviceCtx {
         for d in DType::ALL {
             dtypes[d.code() as usize - 1] = caps.supports_dtype(d);
         }
-        let memory_kind = backend.memory_kinds(index).first().copied().ok_or_else(|| {
+        let kinds = backend.memory_kinds(index);
+        let native_kind = kinds.first().copied().ok_or_else(|| {
             Error::backend(
                 backend.name(),
                 format!("{device} lists no memory kinds it can allocate"),
             )
         })?;
+        let reach = Reach::from_capabilities(&caps);
         Ok(DeviceCtx {
             runtime,
             device,
             stream: backend.default_stream(index)?,
             backend,
-            memory_kind,
+            native_kind,
+            unified_kind: reach.unified_kind(&kinds),
+            reach,
+            asynchronous: caps.flag(keys::ASYNC_EXECUTION),
             dtypes,
         })
+    }
+
+    /// The memory kind for a new array: the native one, or with unified
+    /// memory on a kind the host reaches too.
+    pub fn memory_kind(&self) -> MemoryKind {
+        match self.unified_kind {
+            // `build` has checked that the setting reads.
+            Some(kind) if self.runtime.unified_memory().unwrap_or(false) => kind,
+            _ => self.native_kind,
+        }
+    }
+
+    /// The stream ops on this device run on: this thread's [`with_stream`]
+    /// choice for the device, else its default stream.
+    pub fn stream(&self) -> Stream {
+        if CHOSEN_STREAMS.with(|s| s.borrow().is_empty()) {
+            return self.stream.clone();
+        }
+        CHOSEN_STREAMS
+            .with(|s| s.borrow().iter().rev().find(|c| c.device() == self.device).cloned())
+            .unwrap_or_else(|| self.stream.clone())
     }
 
     /// Fails with `UnsupportedDType` unless the device holds `dtype`.

@@ -12,6 +12,7 @@ use crate::context::DeviceCtx;
 use crate::promote::Weak;
 use crate::shape::{self, contiguous_strides};
 use anydev_core::ops::Op;
+use anydev_core::ordering::Access;
 use anydev_core::{backend, Error, Result, Scalar, TensorRef};
 use anydev_ops::DType;
 use half::{bf16, f16};
@@ -41,13 +42,14 @@ pub(crate) fn same_device<'a>(op: &str, arrays: &[&'a Array]) -> Result<&'a Arc<
 }
 
 /// A fresh, contiguous, uninitialised array of `dtype` and `shape` on the
-/// device of `ctx`, in the device's native memory kind.
+/// device of `ctx`, in the device's native memory kind (or, with unified
+/// memory on, a kind the host reaches too).
 pub(crate) fn alloc(ctx: &Arc<DeviceCtx>, dtype: DType, shape: &[usize]) -> Result<Array> {
     ctx.check_dtype(dtype)?;
     let bytes = shape::checked_size("allocate", shape)?
         .checked_mul(dtype.size())
         .ok_or_else(|| Error::invalid_argument("allocate", format!("shape {shape:?} of {dtype} is too large")))?;
-    let buffer = backend::allocate(&ctx.backend, ctx.device, bytes, ctx.memory_kind)?;
+    let buffer = backend::allocate(&ctx.backend, ctx.device, bytes, ctx.memory_kind())?;
     Ok(Array {
         storage: Arc::new(Storage {
             buffer,
@@ -61,7 +63,9 @@ pub(crate) fn alloc(ctx: &Arc<DeviceCtx>, dtype: DType, shape: &[usize]) -> Resu
 }
 
 /// Runs one primitive op on the device of `ctx`, after checking that the
-/// device declares support for it.
+/// device declares support for it, on the thread's stream for the device,
+/// ordered after the pending writes of its inputs (see
+/// [`anydev_core::ordering`]).
 pub(crate) fn execute(ctx: &DeviceCtx, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
     let code = op.code();
     let dtype = op.support_dtype();
@@ -75,7 +79,20 @@ pub(crate) fn execute(ctx: &DeviceCtx, op: &Op<'_, TensorRef<'_>>) -> Result<()>
     if shape::size(op.output().shape) == 0 {
         return Ok(());
     }
-    ctx.backend.execute(&ctx.stream, op)
+    let stream = ctx.stream();
+    let out = op.output().buffer.usage();
+    for input in op.inputs() {
+        input.buffer.usage().before(&ctx.backend, &stream, Access::Read)?;
+    }
+    out.before(&ctx.backend, &stream, Access::Write)?;
+    ctx.backend.execute(&stream, op)?;
+    if ctx.asynchronous {
+        for input in op.inputs() {
+            input.buffer.usage().after(&ctx.backend, &stream, Access::Read);
+        }
+        out.after(&ctx.backend, &stream, Access::Write);
+    }
+    Ok(())
 }
 
 /// An operand of an elementwise op: an array, or a Rust scalar that has no

@@ -46,7 +46,7 @@ mod view;
 
 pub use anydev_core::{DType, Device, Error, Result, Runtime, Scalar};
 pub use array::Array;
-pub use context::{runtime, with_runtime, RuntimeGuard};
+pub use context::{new_stream, runtime, with_runtime, with_stream, RuntimeGuard, StreamGuard};
 pub use creation::{
     arange, empty, empty_like, eye, full, full_like, linspace, meshgrid, ones, ones_like, tril, triu, zeros,
     zeros_like, Indexing, Spec,

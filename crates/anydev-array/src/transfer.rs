@@ -2,14 +2,16 @@
 //! and `to_device`, the only way data moves between devices (placement
 //! rule 5).
 
-use crate::array::Array;
+use crate::array::{Array, Storage};
 use crate::context::DeviceCtx;
 use crate::creation::Spec;
 use crate::dispatch::{alloc, execute};
 use crate::element::{self, Element};
 use crate::shape;
 use anydev_core::ops::Op;
-use anydev_core::{DType, Device, Error, Result, Scalar};
+use anydev_core::ordering::Access;
+use anydev_core::{Buffer, DType, Device, Error, Result, Scalar};
+use std::any::Any;
 use std::sync::Arc;
 
 impl Array {
@@ -104,8 +106,10 @@ impl Array {
         let mut out = vec![0u8; c.size() * c.dtype.size()];
         if !out.is_empty() {
             let ctx = c.ctx();
+            let stream = ctx.stream();
+            c.buffer().usage().before(&ctx.backend, &stream, Access::Read)?;
             ctx.backend
-                .copy_to_host(&ctx.stream, c.buffer(), c.offset * c.dtype.size(), &mut out)?;
+                .copy_to_host(&stream, c.buffer(), c.offset * c.dtype.size(), &mut out)?;
         }
         Ok(out)
     }
@@ -127,14 +131,28 @@ impl Array {
         Ok(out)
     }
 
-    /// The array on `device`. To its own device this is a no-op returning a
-    /// view of the same buffer; between devices of one backend it is a
-    /// backend copy; between backends it is staged through host memory.
+    /// The array on `device`.
+    ///
+    /// - To its own device: the array itself (a view of the same buffer).
+    /// - With unified memory on, when `device` reaches the array's memory
+    ///   (the table in [`anydev_core::reach`]): a view of the same memory,
+    ///   with the same layout; nothing is allocated or copied. Moving it
+    ///   back to the device that owns the memory returns the original.
+    /// - Otherwise a contiguous copy: a backend copy between devices of one
+    ///   backend (a peer copy where the devices allow), else staged
+    ///   through host memory.
+    ///
+    /// The runtime's [`anydev_core::Runtime::transfers`] counts which it was.
     pub fn to_device(&self, device: Device) -> Result<Array> {
         if device == self.device() {
             return Ok(self.clone());
         }
         let target = self.ctx().sibling(device)?;
+        let transfers = target.runtime.transfers();
+        if let Some(shared) = self.share_with(&target)? {
+            transfers.record_shared();
+            return Ok(shared);
+        }
         let src = self.as_contiguous()?;
         let bytes = src.size() * src.dtype.size();
         let out = alloc(&target, src.dtype, &src.shape)?;
@@ -143,23 +161,93 @@ impl Array {
         }
         let source = src.ctx();
         if Arc::ptr_eq(&source.backend, &target.backend) {
+            let stream = source.stream();
+            src.buffer().usage().before(&source.backend, &stream, Access::Read)?;
             source.backend.copy_between(
-                &source.stream,
+                &stream,
                 src.buffer(),
                 src.offset * src.dtype.size(),
                 out.buffer(),
                 0,
                 bytes,
             )?;
-            // Later work on the target's stream must see the copy.
-            let done = source.backend.record_event(&source.stream)?;
-            target.backend.wait_event(&target.stream, &done)?;
+            // Later work on the target's stream waits for the copy through
+            // the output's last-write record.
+            if source.asynchronous {
+                src.buffer().usage().after(&source.backend, &stream, Access::Read);
+                out.buffer().usage().after(&source.backend, &stream, Access::Write);
+            }
         } else {
             let host = src.host_bytes()?;
-            target.backend.copy_from_host(&target.stream, &host, out.buffer(), 0)?;
+            write_host(&target, &host, &out)?;
         }
+        transfers.record_copy(bytes);
         Ok(out)
     }
+
+    /// The array as a view on `target` of the same memory, when unified
+    /// memory is on and `target` reaches it; `None` when it must be copied.
+    fn share_with(&self, target: &Arc<DeviceCtx>) -> Result<Option<Array>> {
+        if !target.runtime.unified_memory()? {
+            return Ok(None);
+        }
+        let buffer = self.buffer();
+        // A mapping going back to the device that owns its memory: the
+        // array it was made from holds that memory already.
+        if buffer.owner() == target.device {
+            if let Some(storage) = buffer
+                .mapped_from()
+                .and_then(|s| Arc::clone(s).downcast::<Storage>().ok())
+            {
+                return Ok(Some(self.with_storage(storage)));
+            }
+        }
+        let owner = match buffer.is_mapping() {
+            true => self.ctx().sibling(buffer.owner())?,
+            false => Arc::clone(self.ctx()),
+        };
+        let same_backend = Arc::ptr_eq(&owner.backend, &target.backend);
+        let reachable = target.reach.can_use(buffer.kind(), same_backend, &owner.reach)
+            && (same_backend || buffer.host_ptr().is_some());
+        if !reachable {
+            return Ok(None);
+        }
+        let allocation = target.backend.map_buffer(target.device.index(), buffer)?;
+        let keep_alive: Arc<dyn Any + Send + Sync> = Arc::clone(&self.storage) as _;
+        let mapping = Buffer::mapping(
+            target.device,
+            Arc::clone(&target.backend),
+            allocation,
+            buffer,
+            keep_alive,
+        );
+        let storage = Arc::new(Storage {
+            buffer: mapping,
+            ctx: Arc::clone(target),
+        });
+        Ok(Some(self.with_storage(storage)))
+    }
+
+    /// The same view (dtype, shape, strides, offset) of other storage.
+    fn with_storage(&self, storage: Arc<Storage>) -> Array {
+        Array {
+            storage,
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            strides: self.strides.clone(),
+            offset: self.offset,
+        }
+    }
+}
+
+/// Writes `bytes` into the fresh array `out` on `ctx`'s device.
+fn write_host(ctx: &DeviceCtx, bytes: &[u8], out: &Array) -> Result<()> {
+    let stream = ctx.stream();
+    ctx.backend.copy_from_host(&stream, bytes, out.buffer(), 0)?;
+    if ctx.asynchronous {
+        out.buffer().usage().after(&ctx.backend, &stream, Access::Write);
+    }
+    Ok(())
 }
 
 /// A new array on `ctx`'s device holding `bytes` (little-endian elements of
@@ -167,7 +255,7 @@ impl Array {
 pub(crate) fn upload(ctx: &Arc<DeviceCtx>, dtype: DType, shape: &[usize], bytes: &[u8]) -> Result<Array> {
     let out = alloc(ctx, dtype, shape)?;
     if !bytes.is_empty() {
-        ctx.backend.copy_from_host(&ctx.stream, bytes, out.buffer(), 0)?;
+        write_host(ctx, bytes, &out)?;
     }
     Ok(out)
 }

@@ -86,6 +86,36 @@ pub trait Backend: Send + Sync + 'static {
 
     fn memory_stats(&self, index: usize) -> Result<MemoryStats>;
 
+    /// Makes `source`, memory another device owns and that device `index`
+    /// reaches (the table in [`crate::reach`]), usable by ops on device
+    /// `index` without copying. The returned allocation must not free the
+    /// memory: the [`Buffer`] mapping keeps `source` alive instead. The
+    /// default refuses; the runtime asks only when the capabilities say
+    /// the memory is reachable, so a refusal is an error, not a copy.
+    fn map_buffer(&self, index: usize, source: &Buffer) -> Result<Box<dyn Allocation>> {
+        Err(Error::backend(
+            self.name(),
+            format!(
+                "device {index} of {} cannot use {:?} without copying",
+                self.name(),
+                source
+            ),
+        ))
+    }
+
+    /// Frees `allocation` once the `pending` events, recorded after the
+    /// last work of this backend that uses it, have completed. The default
+    /// waits for them here; a backend with a stream-ordered allocator
+    /// overrides it to return at once. A wait that fails leaks the memory
+    /// rather than free it under a device that may still use it.
+    fn release(&self, allocation: Box<dyn Allocation>, pending: Vec<Event>) {
+        if pending.iter().all(|event| self.synchronize_event(event).is_ok()) {
+            drop(allocation);
+        } else {
+            std::mem::forget(allocation);
+        }
+    }
+
     /// The stream used when the caller names none.
     fn default_stream(&self, index: usize) -> Result<Stream>;
 

@@ -1,11 +1,12 @@
 //! Buffers, memory kinds and byte accounting (design section 4).
 
 use crate::backend::Backend;
+use crate::ordering::Usage;
 use crate::Device;
 use serde::Serialize;
 use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Where a buffer's bytes live, which decides who can touch them.
@@ -46,14 +47,33 @@ pub trait Allocation: Any + Send + Sync {
     }
 }
 
-/// A device allocation: its bytes, where they live, which device owns them
-/// and which backend made them. Arrays share buffers through `Arc`.
+/// Handle to a piece of memory as one device uses it: the bytes, where they
+/// live, which device owns them, which backend made them, and the ordering
+/// record of their pending uses. Arrays share buffers through `Arc`.
+///
+/// A buffer is either an allocation of its own device, or a zero-copy
+/// *mapping* of another device's memory (see [`crate::reach`]): then
+/// [`Buffer::device`] is the device whose ops use the handle, while
+/// [`Buffer::owner`] and [`Buffer::allocator`] name where the memory came
+/// from, and the mapping keeps that memory alive.
 pub struct Buffer {
     device: Device,
     len: usize,
     kind: MemoryKind,
     backend: Arc<dyn Backend>,
-    allocation: Box<dyn Allocation>,
+    // Dropped before `origin`: a mapping releases its handle before the
+    // memory it maps can go.
+    allocation: Option<Box<dyn Allocation>>,
+    usage: Arc<Usage>,
+    origin: Option<Origin>,
+}
+
+/// Where a mapping's memory comes from.
+struct Origin {
+    owner: Device,
+    allocator: Arc<dyn Backend>,
+    /// Whatever owns the mapped memory (the source array's storage).
+    keep_alive: Arc<dyn Any + Send + Sync>,
 }
 
 impl Buffer {
@@ -70,12 +90,58 @@ impl Buffer {
             len,
             kind,
             backend,
-            allocation,
+            allocation: Some(allocation),
+            usage: Arc::default(),
+            origin: None,
         }
     }
 
+    /// A handle through which `device` (served by `backend`) uses the
+    /// memory of `source` without copying. `allocation` is what the
+    /// backend's [`Backend::map_buffer`] returned; `keep_alive` owns
+    /// `source` for as long as the mapping lives.
+    pub fn mapping(
+        device: Device,
+        backend: Arc<dyn Backend>,
+        allocation: Box<dyn Allocation>,
+        source: &Buffer,
+        keep_alive: Arc<dyn Any + Send + Sync>,
+    ) -> Buffer {
+        Buffer {
+            device,
+            len: source.len,
+            kind: source.kind,
+            backend,
+            allocation: Some(allocation),
+            usage: Arc::clone(&source.usage),
+            origin: Some(Origin {
+                owner: source.owner(),
+                allocator: Arc::clone(source.allocator_backend()),
+                keep_alive: keep_alive,
+            }),
+        }
+    }
+
+    /// The device whose ops use this handle.
     pub fn device(&self) -> Device {
         self.device
+    }
+
+    /// The device that owns the memory: [`Buffer::device`] unless this is
+    /// a mapping of another device's memory.
+    pub fn owner(&self) -> Device {
+        self.origin.as_ref().map_or(self.device, |o| o.owner)
+    }
+
+    /// For a mapping, what it keeps alive: the owner of the mapped memory
+    /// (the array layer's storage of the source array).
+    pub fn mapped_from(&self) -> Option<&Arc<dyn Any + Send + Sync>> {
+        self.origin.as_ref().map(|o| &o.keep_alive)
+    }
+
+    /// Whether this handle maps memory another device owns.
+    pub fn is_mapping(&self) -> bool {
+        self.origin.is_some()
     }
 
     /// Size in bytes.
@@ -91,28 +157,68 @@ impl Buffer {
         self.kind
     }
 
-    /// The backend that allocated this buffer and runs ops on it.
+    /// The backend that runs ops on this handle (for a mapping, the
+    /// mapping device's backend, not the allocator).
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
     }
 
-    /// The name of the allocator (the backend) that made this buffer.
+    fn allocator_backend(&self) -> &Arc<dyn Backend> {
+        self.origin.as_ref().map_or(&self.backend, |o| &o.allocator)
+    }
+
+    /// The name of the allocator (the backend) that made the memory.
     pub fn allocator(&self) -> &str {
-        self.backend.name()
+        self.allocator_backend().name()
     }
 
     pub fn allocation(&self) -> &dyn Allocation {
-        self.allocation.as_ref()
+        self.allocation.as_deref().expect("a live buffer holds its allocation")
     }
 
     /// The allocation as the backend's concrete type, if it is one.
     pub fn downcast<T: Allocation>(&self) -> Option<&T> {
-        self.allocation.as_any().downcast_ref::<T>()
+        self.allocation().as_any().downcast_ref::<T>()
     }
 
     /// The host address of the first byte when the host can dereference it.
     pub fn host_ptr(&self) -> Option<*mut u8> {
-        self.allocation.host_ptr()
+        self.allocation().host_ptr()
+    }
+
+    /// The ordering record of the memory, shared with every mapping of it.
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+}
+
+impl Drop for Buffer {
+    /// Frees only after every pending use: uses by the backend that owns the
+    /// handle are handed to [`Backend::release`] (which may defer the free
+    /// to the backend's own stream order); uses by other backends, and all
+    /// uses of a mapping, are waited for here, since the memory they touch
+    /// may be gone the moment this returns.
+    fn drop(&mut self) {
+        let Some(allocation) = self.allocation.take() else {
+            return;
+        };
+        let mut own = Vec::new();
+        let mut failed = false;
+        for (backend, event) in self.usage.drain() {
+            let same = std::ptr::addr_eq(Arc::as_ptr(&backend), Arc::as_ptr(&self.backend));
+            match event {
+                Ok(event) if same && self.origin.is_none() => own.push(event),
+                Ok(event) => failed |= backend.synchronize_event(&event).is_err(),
+                Err(_) => failed = true,
+            }
+        }
+        if failed {
+            // A device that cannot say whether it still uses the memory
+            // must not see it freed under it: leak rather than corrupt.
+            std::mem::forget(allocation);
+            return;
+        }
+        self.backend.release(allocation, own);
     }
 }
 
@@ -122,6 +228,7 @@ impl fmt::Debug for Buffer {
             .field("device", &self.device)
             .field("len", &self.len)
             .field("kind", &self.kind)
+            .field("owner", &self.owner())
             .field("allocator", &self.allocator())
             .finish()
     }
@@ -198,6 +305,45 @@ impl MemoryCounter {
 
     pub fn limit(&self) -> Option<usize> {
         self.limit
+    }
+}
+
+/// What `to_device` did between devices, counted per runtime so that a
+/// test or a user can see that a move shared memory instead of copying.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TransferStats {
+    /// Moves that shared the source's memory (no allocation, no bytes).
+    pub shared: u64,
+    /// Moves that copied.
+    pub copies: u64,
+    /// Bytes those copies moved.
+    pub bytes_copied: u64,
+}
+
+/// Lock-free counters behind [`TransferStats`].
+#[derive(Debug, Default)]
+pub struct TransferCounter {
+    shared: AtomicU64,
+    copies: AtomicU64,
+    bytes_copied: AtomicU64,
+}
+
+impl TransferCounter {
+    pub fn record_shared(&self) {
+        self.shared.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn record_copy(&self, bytes: usize) {
+        self.copies.fetch_add(1, Ordering::Relaxed);
+        self.bytes_copied.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    pub fn stats(&self) -> TransferStats {
+        TransferStats {
+            shared: self.shared.load(Ordering::Relaxed),
+            copies: self.copies.load(Ordering::Relaxed),
+            bytes_copied: self.bytes_copied.load(Ordering::Relaxed),
+        }
     }
 }
 

@@ -8,9 +8,11 @@
 
 use crate::backend::{Backend, DeviceProperties};
 use crate::capability::Capabilities;
+use crate::memory::TransferCounter;
 use crate::{Device, DeviceKind, Error, Result};
 use serde::Serialize;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Why a provider produced no backend.
@@ -136,6 +138,9 @@ pub struct RuntimeConfig {
     /// Where [`Runtime::with_plugins`] looks for plugins
     /// (`ANYDEV_PLUGIN_PATH`, the XDG data dirs, `ANYDEV_PLUGINS`).
     pub plugins: crate::plugin::PluginConfig,
+    /// `ANYDEV_UNIFIED_MEMORY`: `1`/`true`/`on` or `0`/`false`/`off`, as
+    /// given (checked when the runtime is built; unset is off).
+    pub unified_memory: Option<String>,
 }
 
 impl RuntimeConfig {
@@ -152,6 +157,7 @@ impl RuntimeConfig {
                     .collect()
             }),
             plugins: crate::plugin::PluginConfig::from_env(),
+            unified_memory: var("ANYDEV_UNIFIED_MEMORY"),
         }
     }
 }
@@ -162,6 +168,11 @@ pub struct Runtime {
     default_device: Result<Device>,
     default_reason: String,
     problems: Vec<String>,
+    unified_memory: AtomicBool,
+    /// Why `ANYDEV_UNIFIED_MEMORY` could not be read; every array call
+    /// fails with it rather than guess.
+    unified_memory_error: Option<Error>,
+    transfers: TransferCounter,
 }
 
 static GLOBAL: OnceLock<Runtime> = OnceLock::new();
@@ -227,11 +238,19 @@ impl Runtime {
             };
             backends.push(record);
         }
+        let (unified_memory, unified_memory_error) = match config.unified_memory.as_deref().map(parse_switch) {
+            None => (false, None),
+            Some(Ok(on)) => (on, None),
+            Some(Err(e)) => (false, Some(e)),
+        };
         let mut runtime = Runtime {
             backends,
             default_device: Err(Error::backend("runtime", "not initialised")),
             default_reason: String::new(),
             problems,
+            unified_memory: AtomicBool::new(unified_memory),
+            unified_memory_error,
+            transfers: TransferCounter::default(),
         };
         let (default_device, default_reason) = runtime.pick_default(&config);
         runtime.default_device = default_device;
@@ -294,6 +313,29 @@ impl Runtime {
     /// Why the default device is what it is, in words.
     pub fn default_device_reason(&self) -> &str {
         &self.default_reason
+    }
+
+    /// Whether unified memory is on: new arrays are allocated in a kind the
+    /// host reaches, and `to_device` shares memory the target reaches
+    /// instead of copying it (design section 4). Off unless
+    /// `ANYDEV_UNIFIED_MEMORY` or [`Runtime::set_unified_memory`] turns it
+    /// on; an unreadable `ANYDEV_UNIFIED_MEMORY` is the error.
+    pub fn unified_memory(&self) -> Result<bool> {
+        match &self.unified_memory_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(self.unified_memory.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Turns unified memory on or off for arrays created and moved from
+    /// now on; arrays that exist keep their memory.
+    pub fn set_unified_memory(&self, on: bool) {
+        self.unified_memory.store(on, Ordering::Relaxed);
+    }
+
+    /// Counts of the moves `to_device` made, shared and copied.
+    pub fn transfers(&self) -> &TransferCounter {
+        &self.transfers
     }
 
     /// The device for a creation call: `explicit`, else this thread's
@@ -412,5 +454,17 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "unknown panic payload".into()
+    }
+}
+
+/// Reads an on/off setting.
+fn parse_switch(text: &str) -> Result<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        _ => Err(Error::invalid_argument(
+            "ANYDEV_UNIFIED_MEMORY",
+            format!("{text:?} is not a switch: use 1/true/on or 0/false/off"),
+        )),
     }
 }

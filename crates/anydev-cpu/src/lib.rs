@@ -16,7 +16,7 @@ use anydev_core::ops::{Op, OpCode};
 use anydev_core::stream::{Event, Stream};
 use anydev_core::{BackendProvider, DType, Device, Error, Result};
 use anydev_kernels::{HostTensor, KernelError};
-use memory::{HostAllocation, HostMemory};
+use memory::{HostAllocation, HostMemory, HostView, MappedHost};
 use std::sync::Arc;
 
 /// Backend name and device kind.
@@ -80,11 +80,19 @@ impl CpuBackend {
         }
     }
 
-    /// The host view of a buffer this backend allocated.
-    fn host<'a>(&self, buffer: &'a Buffer) -> Result<&'a HostAllocation> {
-        buffer
-            .downcast::<HostAllocation>()
-            .ok_or_else(|| Error::backend(NAME, format!("{buffer:?} was not allocated by the cpu backend")))
+    /// The host view of a buffer this backend allocated or mapped.
+    fn host(&self, buffer: &Buffer) -> Result<HostView> {
+        let allocation = buffer.allocation().as_any();
+        if let Some(own) = allocation.downcast_ref::<HostAllocation>() {
+            return Ok(own.view());
+        }
+        if let Some(mapped) = allocation.downcast_ref::<MappedHost>() {
+            return Ok(mapped.view());
+        }
+        Err(Error::backend(
+            NAME,
+            format!("{buffer:?} was neither allocated nor mapped by the cpu backend"),
+        ))
     }
 
     fn host_tensor<'a>(&self, t: &TensorRef<'a>) -> Result<HostTensor<'a>> {
@@ -162,6 +170,19 @@ impl Backend for CpuBackend {
         }
     }
 
+    /// The host uses any memory with a host address in place: pinned,
+    /// managed and host-accessible device memory of other devices.
+    fn map_buffer(&self, index: usize, source: &Buffer) -> Result<Box<dyn Allocation>> {
+        self.check_index(index)?;
+        let mapped = MappedHost::of(source).ok_or_else(|| {
+            Error::backend(
+                NAME,
+                format!("{source:?} has no host address, so the host cannot use it in place"),
+            )
+        })?;
+        Ok(Box::new(mapped))
+    }
+
     fn memory_stats(&self, index: usize) -> Result<MemoryStats> {
         self.check_index(index)?;
         Ok(self.memory.counter().stats())
@@ -232,7 +253,7 @@ impl Backend for CpuBackend {
         self.check_stream(stream)?;
         check_range("copy_between", src, src_offset, len)?;
         check_range("copy_between", dst, dst_offset, len)?;
-        HostAllocation::copy(self.host(src)?, src_offset, self.host(dst)?, dst_offset, len);
+        HostView::copy(self.host(src)?, src_offset, self.host(dst)?, dst_offset, len);
         Ok(())
     }
 

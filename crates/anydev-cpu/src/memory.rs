@@ -3,7 +3,7 @@
 //! This is one of the few modules with `unsafe`: it owns raw host memory
 //! and is the only place that reads or writes it outside the kernels.
 
-use anydev_core::memory::{Allocation, MemoryCounter};
+use anydev_core::memory::{Allocation, Buffer, MemoryCounter};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::any::Any;
 use std::ptr::NonNull;
@@ -173,6 +173,65 @@ impl HostAllocation {
             memory,
         })
     }
+    /// The block as the host sees it.
+    pub fn view(&self) -> HostView {
+        HostView {
+            ptr: self.ptr,
+            len: self.len,
+        }
+    }
+}
+
+/// Host memory another device owns, mapped for the host's use without a
+/// copy (unified memory). It frees nothing: the buffer that holds it keeps
+/// the owner's memory alive.
+pub struct MappedHost {
+    view: HostView,
+}
+
+impl MappedHost {
+    /// The host's view of `source`, when its allocator gives it a host
+    /// address.
+    pub fn of(source: &Buffer) -> Option<MappedHost> {
+        let ptr = NonNull::new(source.host_ptr()?)?;
+        // The allocator vouches that `len` bytes at the host address are
+        // host-accessible, and the mapping `Buffer` that will hold this
+        // value keeps `source` alive for as long as it lives.
+        Some(MappedHost {
+            view: HostView { ptr, len: source.len() },
+        })
+    }
+
+    pub fn view(&self) -> HostView {
+        self.view
+    }
+}
+
+impl Allocation for MappedHost {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn host_ptr(&self) -> Option<*mut u8> {
+        Some(self.view.ptr.as_ptr())
+    }
+}
+
+/// `len` bytes of host memory at `ptr` that the host kernels and copies
+/// may use: an allocation of this backend or a mapping of another's.
+#[derive(Clone, Copy, Debug)]
+pub struct HostView {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a view is an address and a length; which thread uses the bytes,
+// and when, is ordered by the runtime (see `HostAllocation`).
+unsafe impl Send for HostView {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for HostView {}
+
+impl HostView {
     /// The address `offset` bytes in, when `offset <= len`.
     pub fn ptr_at(&self, offset: usize) -> Option<*mut u8> {
         // SAFETY: `offset <= len` keeps the result inside (or one past) the block.
@@ -197,7 +256,7 @@ impl HostAllocation {
 
     /// Copies `len` bytes between two allocations (possibly the same one,
     /// possibly overlapping); the caller has checked both ranges.
-    pub fn copy(src: &HostAllocation, src_offset: usize, dst: &HostAllocation, dst_offset: usize, len: usize) {
+    pub fn copy(src: HostView, src_offset: usize, dst: HostView, dst_offset: usize, len: usize) {
         assert!(src_offset + len <= src.len && dst_offset + len <= dst.len);
         // SAFETY: both ranges are inside their blocks (asserted); `copy`
         // tolerates overlap.
@@ -248,7 +307,8 @@ mod tests {
     fn allocations_are_aligned_zeroed_and_accounted() {
         let memory = Arc::new(HostMemory::default());
         for len in [0usize, 1, 255, 4096] {
-            let a = allocate(&memory, len);
+            let block = allocate(&memory, len);
+            let a = block.view();
             assert_eq!(a.ptr_at(0).unwrap() as usize % ALIGN, 0);
             let mut back = vec![1u8; len];
             a.read(0, &mut back);
@@ -265,19 +325,19 @@ mod tests {
         let memory = Arc::new(HostMemory::default());
         let len = 3 * CACHE_MIN_BYTES + 5;
         let first = allocate(&memory, len);
-        first.fill(0, len - 5, &[7]);
-        let address = first.ptr_at(0).unwrap();
+        first.view().fill(0, len - 5, &[7]);
+        let address = first.view().ptr_at(0).unwrap();
         drop(first);
         assert_eq!(memory.counter().stats().in_use, 0);
         assert_eq!(memory.cached_bytes(), capacity_for(len).unwrap());
 
         // A request that rounds to the same capacity gets the same block back.
         let second = allocate(&memory, len + 1);
-        assert_eq!(second.ptr_at(0).unwrap(), address);
+        assert_eq!(second.view().ptr_at(0).unwrap(), address);
         assert_eq!(memory.cached_bytes(), 0);
         // A different capacity does not.
         let third = allocate(&memory, len + CACHE_GRANULE);
-        assert_ne!(third.ptr_at(0).unwrap(), address);
+        assert_ne!(third.view().ptr_at(0).unwrap(), address);
         drop((second, third));
         memory.release_cache();
         assert_eq!(memory.cached_bytes(), 0);

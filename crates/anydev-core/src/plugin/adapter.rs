@@ -18,7 +18,7 @@ use anydev_plugin::{codec, ErrorCode};
 use anydev_plugin_abi::*;
 use std::any::Any;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Who the plugin is, for error messages.
 #[derive(Clone, Debug)]
@@ -32,9 +32,11 @@ struct Shared {
     identity: Identity,
 }
 
-/// One allocation of a plugin device.
+/// One allocation of a plugin device, or its handle to memory it imported.
 struct PluginBuffer {
     handle: *mut AnydevBuffer,
+    /// Where the host may dereference the memory, when it may.
+    host_ptr: *mut u8,
     shared: Arc<Shared>,
 }
 
@@ -67,6 +69,10 @@ impl Allocation for PluginBuffer {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn host_ptr(&self) -> Option<*mut u8> {
+        (!self.host_ptr.is_null()).then_some(self.host_ptr)
+    }
 }
 
 // Destruction failures have nobody to report to; the handles are gone either way.
@@ -90,11 +96,19 @@ impl Drop for PluginEvent {
     }
 }
 
+/// A free waiting for the plugin's streams: the buffer goes back once every
+/// event recorded after its last use has completed.
+struct DeferredFree {
+    _allocation: Box<dyn Allocation>,
+    pending: Vec<Event>,
+}
+
 /// The backend over one initialised plugin.
 pub struct PluginBackend {
     shared: Arc<Shared>,
     kind: DeviceKind,
     default_streams: Vec<Stream>,
+    deferred: Mutex<Vec<DeferredFree>>,
 }
 
 fn memory_kind_code(kind: MemoryKind) -> u32 {
@@ -122,6 +136,7 @@ impl PluginBackend {
             shared,
             kind,
             default_streams: Vec::new(),
+            deferred: Mutex::new(Vec::new()),
         };
         for index in 0..backend.device_count() {
             let stream = backend.new_stream(index)?;
@@ -224,6 +239,27 @@ impl PluginBackend {
             })
     }
 
+    /// Frees the deferred buffers whose uses have completed; with `wait`,
+    /// waits for all of them first.
+    fn collect_deferred(&self, wait: bool) {
+        let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
+        deferred.retain(|free| {
+            let done = |event: &Event| match wait {
+                true => self.synchronize_event(event).is_ok(),
+                false => self.query_event(event).unwrap_or(false),
+            };
+            !free.pending.iter().all(done)
+        });
+    }
+
+    fn wrap_buffer(&self, handle: *mut AnydevBuffer, host_ptr: *mut u8) -> Box<dyn Allocation> {
+        Box::new(PluginBuffer {
+            handle,
+            host_ptr,
+            shared: Arc::clone(&self.shared),
+        })
+    }
+
     fn out_of_memory(&self, index: usize, requested: usize) -> Error {
         let stats = self.memory_stats(index).unwrap_or_default();
         Error::OutOfMemory {
@@ -274,6 +310,19 @@ impl PluginBackend {
     }
 }
 
+impl PluginBackend {
+    fn deferred_is_empty(&self) -> bool {
+        self.deferred.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+    }
+}
+
+impl Drop for PluginBackend {
+    /// Deferred frees go back before the plugin can be shut down.
+    fn drop(&mut self) {
+        self.collect_deferred(true);
+    }
+}
+
 impl Backend for PluginBackend {
     fn name(&self) -> &str {
         &self.shared.identity.name
@@ -317,6 +366,11 @@ impl Backend for PluginBackend {
             if caps.get(key).is_none() {
                 caps.set(key, CapValue::Bool(false));
             }
+        }
+        if !self.instance().can_import() {
+            // Memory the plugin cannot wrap is memory it cannot reach, so
+            // the runtime must copy rather than share.
+            caps.set(keys::PAGEABLE_MEMORY_ACCESS, CapValue::Bool(false));
         }
         if caps.get(keys::PEER_DEVICES).is_none() {
             caps.set(keys::PEER_DEVICES, CapValue::StrList(Vec::new()));
@@ -366,11 +420,21 @@ impl Backend for PluginBackend {
 
     fn allocate(&self, index: usize, bytes: usize, kind: MemoryKind) -> Result<Box<dyn Allocation>> {
         self.check_index(index)?;
-        match self.instance().allocate(index, bytes, memory_kind_code(kind)) {
-            Ok(handle) if !handle.is_null() => Ok(Box::new(PluginBuffer {
-                handle,
-                shared: Arc::clone(&self.shared),
-            })),
+        self.collect_deferred(false);
+        let mut result = self.instance().allocate(index, bytes, memory_kind_code(kind));
+        if matches!(&result, Err(e) if e.code == ErrorCode::OutOfMemory) && !self.deferred_is_empty() {
+            // Frees still waiting for streams may be all that is missing.
+            self.collect_deferred(true);
+            result = self.instance().allocate(index, bytes, memory_kind_code(kind));
+        }
+        match result {
+            Ok(handle) if !handle.is_null() => {
+                let host_ptr = match kind {
+                    MemoryKind::Device => std::ptr::null_mut(),
+                    _ => self.instance().buffer_host_pointer(handle),
+                };
+                Ok(self.wrap_buffer(handle, host_ptr))
+            }
             Ok(_) => Err(self.plugin_error(CallError {
                 call: "allocate",
                 code: ErrorCode::Internal,
@@ -383,6 +447,9 @@ impl Backend for PluginBackend {
 
     fn memory_stats(&self, index: usize) -> Result<MemoryStats> {
         self.check_index(index)?;
+        // Report memory as it is once pending frees have happened, so the
+        // numbers do not depend on how far the streams have got.
+        self.collect_deferred(true);
         let raw = self.instance().memory_stats(index).map_err(|e| self.error(e))?;
         let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         Ok(MemoryStats {
@@ -391,6 +458,47 @@ impl Backend for PluginBackend {
             allocations: size(raw.allocations),
             limit: (raw.limit != ANYDEV_NO_LIMIT).then(|| size(raw.limit)),
         })
+    }
+
+    fn map_buffer(&self, index: usize, source: &Buffer) -> Result<Box<dyn Allocation>> {
+        self.check_index(index)?;
+        let refuse = |why: &str| {
+            Error::backend(
+                &self.shared.identity.name,
+                format!("{} cannot use {source:?} without copying: {why}", self.device(index)),
+            )
+        };
+        let Some(ptr) = source.host_ptr() else {
+            return Err(refuse("the memory has no host address"));
+        };
+        if !self.instance().can_import() {
+            return Err(refuse("the plugin has no buffer_import (ABI 1.1)"));
+        }
+        let handle = self
+            .instance()
+            .buffer_import(index, ptr, source.len(), memory_kind_code(source.kind()))
+            .map_err(|e| self.error(e))?;
+        if handle.is_null() {
+            return Err(refuse("buffer_import returned success but no buffer"));
+        }
+        Ok(self.wrap_buffer(handle, ptr))
+    }
+
+    fn release(&self, allocation: Box<dyn Allocation>, pending: Vec<Event>) {
+        if pending.is_empty() {
+            return drop(allocation);
+        }
+        // The plugin may free a buffer only once no enqueued work uses it
+        // (the `free` contract); waiting here would serialise the host with
+        // every stream, so the free waits in a list instead.
+        self.deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(DeferredFree {
+                _allocation: allocation,
+                pending,
+            });
+        self.collect_deferred(false);
     }
 
     fn default_stream(&self, index: usize) -> Result<Stream> {
@@ -436,7 +544,9 @@ impl Backend for PluginBackend {
 
     fn synchronize(&self, index: usize) -> Result<()> {
         self.check_index(index)?;
-        self.instance().device_synchronize(index).map_err(|e| self.error(e))
+        self.instance().device_synchronize(index).map_err(|e| self.error(e))?;
+        self.collect_deferred(false);
+        Ok(())
     }
 
     fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {

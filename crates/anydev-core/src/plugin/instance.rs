@@ -239,6 +239,44 @@ impl Instance {
         })
     }
 
+    /// The buffer's host address, or NULL (also when the plugin predates
+    /// ABI 1.1 and cannot say).
+    pub fn buffer_host_pointer(&self, buffer: *mut AnydevBuffer) -> *mut u8 {
+        let mut out = ptr::null_mut();
+        let found = self.call("buffer_host_pointer", self.table.api.buffer_host_pointer, |f| {
+            // SAFETY: a live buffer of this context; the out-pointer is a local.
+            unsafe { f(self.context, buffer, &mut out) }
+        });
+        if found.is_ok() {
+            out
+        } else {
+            ptr::null_mut()
+        }
+    }
+
+    /// Whether the plugin can wrap memory it did not allocate.
+    pub fn can_import(&self) -> bool {
+        self.table.api.buffer_import.is_some()
+    }
+
+    /// Wraps `bytes` at `ptr`, memory of kind `kind` that the caller keeps
+    /// alive until it frees the returned buffer, as a buffer of `index`.
+    pub fn buffer_import(
+        &self,
+        index: usize,
+        ptr: *mut u8,
+        bytes: usize,
+        kind: u32,
+    ) -> Result<*mut AnydevBuffer, CallError> {
+        let mut out = ptr::null_mut();
+        self.call("buffer_import", self.table.api.buffer_import, |f| {
+            // SAFETY: live context and device; `ptr` is valid for `bytes`
+            // for as long as the caller keeps the buffer (its contract).
+            unsafe { f(self.context, self.device(index), ptr, bytes as u64, kind, &mut out) }
+        })?;
+        Ok(out)
+    }
+
     pub fn memory_stats(&self, index: usize) -> Result<AnydevMemoryStats, CallError> {
         let mut out = AnydevMemoryStats::new_sized();
         self.call("memory_stats", self.table.api.memory_stats, |f| {
