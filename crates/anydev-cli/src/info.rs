@@ -16,6 +16,9 @@ pub struct Report {
     pub default_device_reason: String,
     pub default_device_error: Option<String>,
     pub problems: Vec<String>,
+    /// Whether unified memory is on; `None` when its setting is unreadable
+    /// (the reason is among the problems).
+    pub unified_memory: Option<bool>,
     pub backends: Vec<BackendReport>,
 }
 
@@ -37,6 +40,8 @@ pub struct DeviceReport {
     pub driver: String,
     pub version: String,
     pub memory_in_use_bytes: usize,
+    /// The kinds the device allocates, native first.
+    pub memory_kinds: Vec<anydev::MemoryKind>,
     pub capabilities: anydev::Capabilities,
     /// Set when the backend could not describe this device.
     pub error: Option<String>,
@@ -49,6 +54,7 @@ impl Report {
         if let Err(e) = &default {
             problems.push(format!("no default device: {e}"));
         }
+        let unified_memory = runtime.unified_memory().map_err(|e| problems.push(e.to_string())).ok();
         let backends = runtime
             .backends()
             .iter()
@@ -76,6 +82,7 @@ impl Report {
             default_device_reason: runtime.default_device_reason().to_owned(),
             default_device_error: default.err().map(|e| e.to_string()),
             problems,
+            unified_memory,
             backends,
         }
     }
@@ -96,6 +103,12 @@ impl Report {
             }
             (None, None) => {}
         }
+        let unified = match self.unified_memory {
+            Some(true) => "on",
+            Some(false) => "off",
+            None => "unreadable (see problems)",
+        };
+        let _ = writeln!(out, "unified memory: {unified} (ANYDEV_UNIFIED_MEMORY)");
         let _ = writeln!(out, "\nbackends:");
         for b in &self.backends {
             let _ = write!(out, "  {:<10} {:<12} priority {:<4}", b.name, b.status, b.priority);
@@ -124,7 +137,12 @@ impl Report {
 fn describe(runtime: &Runtime, device: anydev::Device) -> DeviceReport {
     let properties = runtime.properties(device);
     let capabilities = runtime.capabilities(device);
-    let memory = runtime.backend(device).and_then(|b| b.memory_stats(device.index()));
+    let backend = runtime.backend(device);
+    let memory = backend
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|b| b.memory_stats(device.index()));
+    let memory_kinds = backend.map(|b| b.memory_kinds(device.index())).unwrap_or_default();
     let error = [
         properties.as_ref().err(),
         capabilities.as_ref().err(),
@@ -143,6 +161,7 @@ fn describe(runtime: &Runtime, device: anydev::Device) -> DeviceReport {
         driver: properties.driver,
         version: properties.version,
         memory_in_use_bytes: memory.map(|m| m.in_use).unwrap_or_default(),
+        memory_kinds,
         capabilities: capabilities.unwrap_or_default(),
         error,
     }
@@ -174,6 +193,8 @@ fn write_device(out: &mut String, d: &DeviceReport) {
         .filter_map(|k| d.capabilities.get(k).map(|v| format!("{k}={}", short(v))))
         .collect();
     let _ = writeln!(out, "             {}", caps.join(" "));
+    let kinds: Vec<String> = d.memory_kinds.iter().map(ToString::to_string).collect();
+    let _ = writeln!(out, "             memory kinds: {}", kinds.join(", "));
     if let Some(e) = &d.error {
         let _ = writeln!(out, "             error: {e}");
     }

@@ -11,7 +11,7 @@
 
 pub use anydev_array::*;
 pub use anydev_core::{
-    capability, current_device, scoped_device, with_device, BackendProvider, BackendStatus, CapValue, Capabilities,
-    DType, Device, DeviceGuard, DeviceKind, DeviceProperties, Error, InitError, MemoryKind, MemoryStats, Result,
-    Runtime, RuntimeConfig, Scalar,
+    capability, current_device, plugin, scoped_device, with_device, BackendProvider, BackendStatus, CapValue,
+    Capabilities, DType, Device, DeviceGuard, DeviceKind, DeviceProperties, Error, InitError, MemoryKind, MemoryStats,
+    Result, Runtime, RuntimeConfig, Scalar, Stream, TransferStats,
 };
