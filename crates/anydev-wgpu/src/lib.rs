@@ -185,6 +185,12 @@ impl Backend for WgpuBackend {
         Ok(self.device(index)?.counter.stats())
     }
 
+    /// wgpu keeps a buffer's memory until the submissions that use it have
+    /// completed, so the free need not wait for them here.
+    fn release(&self, allocation: Box<dyn Allocation>, _pending: Vec<Event>) {
+        drop(allocation);
+    }
+
     fn default_stream(&self, index: usize) -> Result<Stream> {
         self.create_stream(index)
     }
