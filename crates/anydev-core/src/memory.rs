@@ -117,7 +117,7 @@ impl Buffer {
             origin: Some(Origin {
                 owner: source.owner(),
                 allocator: Arc::clone(source.allocator_backend()),
-                keep_alive: keep_alive,
+                keep_alive,
             }),
         }
     }

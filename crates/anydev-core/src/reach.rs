@@ -57,15 +57,17 @@ impl Reach {
         }
     }
 
-    /// The kind to allocate new arrays in when unified memory is on: the
-    /// first of `kinds` (the device's own, native first) that the host can
-    /// reach as well, so moving the array to the host or to any device
-    /// with pageable access costs nothing. `None` keeps the native kind.
+    /// The kind to allocate new arrays in when unified memory is on: of
+    /// the device's `kinds`, the one the host reaches best (managed memory,
+    /// which migrates to whoever uses it, then pinned, then system memory),
+    /// or its device memory when the host can dereference that. `None`
+    /// keeps the native kind.
     pub fn unified_kind(&self, kinds: &[MemoryKind]) -> Option<MemoryKind> {
-        kinds.iter().copied().find(|&kind| match kind {
-            MemoryKind::System | MemoryKind::Managed | MemoryKind::HostPinned => true,
-            MemoryKind::Device => self.host_accessible,
-        })
+        const PREFERENCE: [MemoryKind; 3] = [MemoryKind::Managed, MemoryKind::HostPinned, MemoryKind::System];
+        PREFERENCE
+            .into_iter()
+            .find(|k| kinds.contains(k))
+            .or_else(|| (self.host_accessible && kinds.contains(&MemoryKind::Device)).then_some(MemoryKind::Device))
     }
 }
 
@@ -118,8 +120,14 @@ mod tests {
     }
 
     #[test]
-    fn unified_allocation_prefers_the_first_host_reachable_kind() {
+    fn unified_allocation_prefers_managed_then_pinned_then_system_memory() {
         assert_eq!(UNIFIED.unified_kind(&[Device, Managed, HostPinned]), Some(Managed));
+        assert_eq!(
+            UNIFIED.unified_kind(&[Device, HostPinned, Managed]),
+            Some(Managed),
+            "order-independent"
+        );
+        assert_eq!(DISCRETE.unified_kind(&[Device, HostPinned]), Some(HostPinned));
         assert_eq!(DISCRETE.unified_kind(&[Device]), None);
         assert_eq!(HOST.unified_kind(&[System]), Some(System));
         let integrated = Reach {

@@ -494,8 +494,11 @@ unsafe extern "C" fn stream_create<P: Plugin>(
 unsafe extern "C" fn stream_destroy<P: Plugin>(ctx: *mut AnydevContext, stream: *mut AnydevStream) -> AnydevStatus {
     guard(|| {
         let c = Context::<P>::from_handle(ctx)?;
-        c.plugin.synchronize_stream(c.stream(stream)?)?;
-        take_handle::<P::Stream, _>(stream, STREAM_TAG, "stream")
+        // The stream goes even when its last work failed: the host never
+        // calls destroy twice, so an early return would leak it.
+        let finished = c.plugin.synchronize_stream(c.stream(stream)?);
+        take_handle::<P::Stream, _>(stream, STREAM_TAG, "stream")?;
+        finished
     })
 }
 
