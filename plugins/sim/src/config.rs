@@ -1,12 +1,14 @@
 //! The simulator's settings: manifest `options` first, then environment
 //! variables, which win (they are the per-process knob).
 //!
-//! | option          | variable                   | meaning                                   |
-//! |-----------------|----------------------------|-------------------------------------------|
-//! | `devices`       | `ANYDEV_SIM_DEVICES`       | number of devices (default 2)             |
-//! | `memory_limit`  | `ANYDEV_SIM_MEMORY_LIMIT`  | bytes per device (`K`/`M`/`G` suffixes)   |
-//! | `refuse_dtypes` | `ANYDEV_SIM_REFUSE_DTYPES` | dtypes the devices refuse (`f64,f16`)     |
-//! | `peer_access`   | `ANYDEV_SIM_PEER_ACCESS`   | devices reach each other's memory (1/0)   |
+//! | option          | variable                   | meaning                                        |
+//! |-----------------|----------------------------|------------------------------------------------|
+//! | `devices`       | `ANYDEV_SIM_DEVICES`       | number of devices (default 2)                  |
+//! | `memory_limit`  | `ANYDEV_SIM_MEMORY_LIMIT`  | bytes per device (`K`/`M`/`G` suffixes)        |
+//! | `refuse_dtypes` | `ANYDEV_SIM_REFUSE_DTYPES` | dtypes the devices refuse (`f64,f16`)          |
+//! | `peer_access`   | `ANYDEV_SIM_PEER_ACCESS`   | devices reach each other's memory (1/0)        |
+//! | `unified`       | `ANYDEV_SIM_UNIFIED`       | reach host and managed memory (1/0, default 0) |
+//! | `op_delay_us`   | `ANYDEV_SIM_OP_DELAY_US`   | µs each op/fill/copy sleeps first (default 0)  |
 
 use anydev_ops::DType;
 use anydev_plugin::{PluginError, Result};
@@ -18,6 +20,9 @@ pub const DEFAULT_DEVICES: usize = 2;
 /// More devices than this is surely a typo.
 const MAX_DEVICES: usize = 1024;
 
+/// A delay above a minute per job is surely a typo (or a unit mix-up).
+const MAX_OP_DELAY_US: u64 = 60_000_000;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct SimConfig {
     pub devices: usize,
@@ -28,6 +33,14 @@ pub struct SimConfig {
     /// Whether each device reaches the others' memory directly. Without it,
     /// copies between devices are staged through host memory.
     pub peer_access: bool,
+    /// Unified mode: the devices reach pageable host memory and managed
+    /// memory (like HMM/ATS); off, they are discrete and reach only device
+    /// memory.
+    pub unified: bool,
+    /// Microseconds every piece of device work (op, fill, device-side copy)
+    /// sleeps before it runs, so that missing ordering shows up as wrong
+    /// results. 0 by default.
+    pub op_delay_us: u64,
 }
 
 impl Default for SimConfig {
@@ -37,6 +50,8 @@ impl Default for SimConfig {
             memory_limit: None,
             refused: Vec::new(),
             peer_access: true,
+            unified: false,
+            op_delay_us: 0,
         }
     }
 }
@@ -115,6 +130,13 @@ impl SimConfig {
                     self.refused = parse_dtypes(names, "refuse_dtypes")?;
                 }
                 ("peer_access", Value::Bool(b)) => self.peer_access = *b,
+                ("unified", Value::Bool(b)) => self.unified = *b,
+                ("op_delay_us", Value::Number(n)) => {
+                    self.op_delay_us = n
+                        .as_u64()
+                        .filter(|&us| us <= MAX_OP_DELAY_US)
+                        .ok_or_else(|| invalid("op_delay_us", n, &format!("microseconds up to {MAX_OP_DELAY_US}")))?
+                }
                 (key, value) => return Err(invalid(key, value, "a known option with a value of its type")),
             }
         }
@@ -139,6 +161,23 @@ impl SimConfig {
         }
         if let Some(v) = env("ANYDEV_SIM_PEER_ACCESS") {
             self.peer_access = parse_bool(&v).ok_or_else(|| invalid("ANYDEV_SIM_PEER_ACCESS", &v, "1 or 0"))?;
+        }
+        if let Some(v) = env("ANYDEV_SIM_UNIFIED") {
+            self.unified = parse_bool(&v).ok_or_else(|| invalid("ANYDEV_SIM_UNIFIED", &v, "1 or 0"))?;
+        }
+        if let Some(v) = env("ANYDEV_SIM_OP_DELAY_US") {
+            self.op_delay_us = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|&us| us <= MAX_OP_DELAY_US)
+                .ok_or_else(|| {
+                    invalid(
+                        "ANYDEV_SIM_OP_DELAY_US",
+                        &v,
+                        &format!("microseconds up to {MAX_OP_DELAY_US}"),
+                    )
+                })?;
         }
         Ok(())
     }
@@ -197,5 +236,50 @@ mod tests {
             .message
             .contains("ANYDEV_SIM_MEMORY_LIMIT"));
         assert_eq!(parse_bytes("2G"), Some(2 << 30));
+    }
+
+    #[test]
+    fn unified_mode_and_the_op_delay_are_off_by_default_and_layer_like_the_rest() {
+        let c = SimConfig::from_sources("{}", no_env).unwrap();
+        assert_eq!((c.unified, c.op_delay_us), (false, 0));
+        let options = r#"{"unified": true, "op_delay_us": 250}"#;
+        let c = SimConfig::from_sources(options, no_env).unwrap();
+        assert_eq!((c.unified, c.op_delay_us), (true, 250));
+        let env = |name: &str| match name {
+            "ANYDEV_SIM_UNIFIED" => Some("off".to_owned()),
+            "ANYDEV_SIM_OP_DELAY_US" => Some(" 1000 ".to_owned()),
+            _ => None,
+        };
+        let c = SimConfig::from_sources(options, env).unwrap();
+        assert_eq!((c.unified, c.op_delay_us), (false, 1000));
+        let env = |name: &str| (name == "ANYDEV_SIM_UNIFIED").then(|| "yes".to_owned());
+        assert!(SimConfig::from_sources("{}", env).unwrap().unified);
+        // An empty variable leaves the manifest's value.
+        let env = |name: &str| (name == "ANYDEV_SIM_UNIFIED").then(String::new);
+        assert!(SimConfig::from_sources(r#"{"unified": true}"#, env).unwrap().unified);
+    }
+
+    #[test]
+    fn bad_unified_and_delay_values_name_the_setting() {
+        for (options, needle) in [
+            (r#"{"unified": "yes"}"#, "unified"),
+            (r#"{"unified": 1}"#, "unified"),
+            (r#"{"op_delay_us": -5}"#, "op_delay_us"),
+            (r#"{"op_delay_us": 1.5}"#, "op_delay_us"),
+            (r#"{"op_delay_us": "10"}"#, "op_delay_us"),
+            (r#"{"op_delay_us": 60000001}"#, "op_delay_us"),
+        ] {
+            let err = SimConfig::from_sources(options, no_env).unwrap_err();
+            assert!(err.message.contains(needle), "{options}: {err}");
+        }
+        for (name, value) in [
+            ("ANYDEV_SIM_UNIFIED", "maybe"),
+            ("ANYDEV_SIM_OP_DELAY_US", "10ms"),
+            ("ANYDEV_SIM_OP_DELAY_US", "-1"),
+        ] {
+            let env = |n: &str| (n == name).then(|| value.to_owned());
+            let err = SimConfig::from_sources("{}", env).unwrap_err();
+            assert!(err.message.contains(name) && err.message.contains(value), "{err}");
+        }
     }
 }

@@ -1,41 +1,48 @@
-//! Running one op on a simulated device: check every operand against its
-//! buffer and the device, then call the shared host kernels on it.
+//! One op on a simulated device, in two steps: [`prepare`] checks the call
+//! when it is enqueued (refused and unsupported dtypes, the device's reach,
+//! every operand against its buffer) and turns it into an [`ExecJob`] that
+//! owns its operands; a stream's worker later [`ExecJob::run`]s it on the
+//! shared host kernels.
 
-use crate::memory::SimBuffer;
-use anydev_kernels::{HostTensor, KernelError};
+use crate::memory::{self, SimBuffer, View};
+use anydev_kernels::KernelError;
 use anydev_ops::{DType, Op, TensorDType};
-use anydev_plugin::{PluginError, PluginTensor, Result};
+use anydev_plugin::{MemoryKind, PluginError, PluginTensor, Result};
 
-/// Where `device`'s kernels may read and write: its own memory, and with
-/// peer access its peers' too.
+/// Where `device`'s kernels may read and write: its own memory, memory
+/// every device reaches (managed, pinned and imported host memory), and
+/// with peer access its peers' device memory too.
+#[derive(Clone, Copy, Debug)]
 pub struct Reach {
     pub device: usize,
     pub peer_access: bool,
 }
 
 impl Reach {
-    /// The host view of an operand after checking that it lies inside its
-    /// buffer and that the device reaches that buffer.
-    fn host<'a>(&self, t: &PluginTensor<'a, SimBuffer>) -> Result<HostTensor<'a>> {
-        let buffer = t.buffer;
-        if buffer.device() != self.device && !self.peer_access {
-            return Err(PluginError::invalid_argument(format!(
-                "sim:{} cannot reach memory of sim:{} (peer access is off); copy it over first",
-                self.device,
-                buffer.device()
-            )));
+    pub fn check(&self, buffer: &SimBuffer) -> Result<()> {
+        if buffer.kind() != MemoryKind::Device || buffer.device() == self.device || self.peer_access {
+            return Ok(());
         }
-        let (start, end) = t.byte_span().ok_or_else(|| {
-            PluginError::invalid_argument(format!("operand of shape {:?} has a malformed layout", t.shape))
-        })?;
-        buffer.check("execute", start, end - start)?;
-        buffer.check("execute", t.byte_offset, 0)?;
-        Ok(HostTensor::new(buffer.at(t.byte_offset), t.dtype, t.shape, t.strides))
+        Err(PluginError::invalid_argument(format!(
+            "sim:{} cannot reach memory of sim:{} (peer access is off); copy it over first",
+            self.device,
+            buffer.device()
+        )))
     }
 }
 
-/// Runs `op` on `reach.device`, refusing `refused` dtypes anywhere in it.
-pub fn run(reach: &Reach, refused: &[DType], op: &Op<'_, PluginTensor<'_, SimBuffer>>) -> Result<()> {
+/// An op that owns everything it touches: operands as [`View`]s (which
+/// keep their memory alive until the job is dropped), the op itself with
+/// operands named by their index in `views`, and a reduction's axes.
+pub struct ExecJob {
+    op: Op<'static, usize>,
+    axes: Box<[usize]>,
+    views: Vec<View>,
+}
+
+/// Checks `op` for `reach.device`, refusing `refused` dtypes anywhere in
+/// it, and returns the job that runs it.
+pub fn prepare(reach: &Reach, refused: &[DType], op: &Op<'_, PluginTensor<'_, SimBuffer>>) -> Result<ExecJob> {
     let dtypes = op.inputs().chain([op.output()]).map(|t| t.dtype());
     if let Some(dtype) = dtypes.into_iter().find(|d| refused.contains(d)) {
         return Err(PluginError::unimplemented(format!(
@@ -43,12 +50,103 @@ pub fn run(reach: &Reach, refused: &[DType], op: &Op<'_, PluginTensor<'_, SimBuf
             reach.device
         )));
     }
-    let host = op.try_map(|t| reach.host(t))?;
-    // SAFETY: every operand points into a live buffer of this plugin (the
-    // handles are borrowed for the call) and was checked above to lie
-    // inside it; the host checked that the output overlaps no input.
-    unsafe { anydev_kernels::execute(&host) }.map_err(|e| match e {
-        KernelError::Unsupported { .. } => PluginError::unimplemented(e.to_string()),
-        KernelError::Invalid(message) => PluginError::invalid_argument(message),
+    let (code, dtype) = (op.code(), op.support_dtype());
+    if !anydev_kernels::supports(code, dtype) {
+        return Err(PluginError::unimplemented(
+            KernelError::Unsupported { op: code, dtype }.to_string(),
+        ));
+    }
+    let mut views = Vec::with_capacity(4);
+    let indexed = op.try_map(|t| {
+        reach.check(t.buffer)?;
+        views.push(View::new(t)?);
+        Ok::<_, PluginError>(views.len() - 1)
+    })?;
+    let (op, axes) = detach(indexed);
+    Ok(ExecJob {
+        op,
+        axes: axes.into(),
+        views,
     })
+}
+
+impl ExecJob {
+    pub fn run(&self) -> Result<()> {
+        let mut op: Op<'_, usize> = self.op.clone();
+        if let Op::Reduce { axes, .. } = &mut op {
+            *axes = &self.axes;
+        }
+        memory::execute(&op, &self.views).map_err(|e| match e {
+            KernelError::Unsupported { .. } => PluginError::unimplemented(e.to_string()),
+            KernelError::Invalid(message) => PluginError::invalid_argument(message),
+        })
+    }
+}
+
+/// The op without the caller's borrow: a reduction's axes move out (put
+/// back by [`ExecJob::run`]); every other field is plain data.
+fn detach(op: Op<'_, usize>) -> (Op<'static, usize>, Vec<usize>) {
+    let mut axes = Vec::new();
+    let op = match op {
+        Op::Reduce { op, x, axes: a, out } => {
+            axes = a.to_vec();
+            Op::Reduce { op, x, axes: &[], out }
+        }
+        Op::Unary { op, x, out } => Op::Unary { op, x, out },
+        Op::Binary { op, lhs, rhs, out } => Op::Binary { op, lhs, rhs, out },
+        Op::Cast { x, out } => Op::Cast { x, out },
+        Op::Where { cond, x, y, out } => Op::Where { cond, x, y, out },
+        Op::Scan { op, x, axis, out } => Op::Scan { op, x, axis, out },
+        Op::Copy { x, out } => Op::Copy { x, out },
+        Op::Fill { out, value } => Op::Fill { out, value },
+        Op::Arange { out, start, step } => Op::Arange { out, start, step },
+        Op::Random {
+            out,
+            dist,
+            seed,
+            counter,
+        } => Op::Random {
+            out,
+            dist,
+            seed,
+            counter,
+        },
+        Op::Take { x, indices, axis, out } => Op::Take { x, indices, axis, out },
+        Op::Matmul { a, b, out } => Op::Matmul { a, b, out },
+        Op::Sort {
+            x,
+            axis,
+            descending,
+            out,
+        } => Op::Sort {
+            x,
+            axis,
+            descending,
+            out,
+        },
+        Op::Argsort {
+            x,
+            axis,
+            descending,
+            out,
+        } => Op::Argsort {
+            x,
+            axis,
+            descending,
+            out,
+        },
+        Op::SearchSorted {
+            sorted,
+            values,
+            right,
+            out,
+        } => Op::SearchSorted {
+            sorted,
+            values,
+            right,
+            out,
+        },
+        Op::Nonzero { x, out } => Op::Nonzero { x, out },
+    };
+    (op, axes)
 }

@@ -8,66 +8,109 @@
 //! errors, transfers, out-of-memory handling, missing dtypes) on a machine
 //! with no accelerator. It is built only against the plugin ABI, the
 //! plugin helper and the kernels, exactly as an out-of-tree vendor plugin
-//! would be. Streams complete work when it is enqueued; the calls have the
-//! asynchronous shape, so a worker-thread implementation can replace them
-//! without changing the interface.
+//! would be.
+//!
+//! Work is asynchronous, as on a real accelerator: every stream is an
+//! in-order queue served by its own worker thread (`src/stream.rs`), ops are
+//! checked when they are enqueued and run later on memory they hold alive,
+//! and `op_delay_us` slows every job down so that a missing wait shows up
+//! as wrong numbers. In unified mode (`unified`) the devices reach host
+//! memory and each other's managed memory, like a Grace Hopper with ATS.
 //!
 //! Settings: see [`config`].
 
 pub mod config;
 mod exec;
 mod memory;
+mod stream;
 
 use anydev_ops::{DType, Op, OpCode};
 use anydev_plugin::{
-    AttrValue, InitArgs, MemoryKind, MemoryStats, Plugin, PluginError, PluginTensor, Properties, Result,
+    AttrValue, ForeignMemory, InitArgs, MemoryKind, MemoryStats, Plugin, PluginError, PluginTensor, Properties, Result,
 };
 pub use config::SimConfig;
-use memory::{DeviceMemory, SimBuffer};
-use std::sync::Arc;
+use memory::DeviceMemory;
+pub use memory::SimBuffer;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+pub use stream::SimEvent;
+use stream::StreamState;
 
 /// The simulator: one instance per plugin context.
 pub struct Sim {
     config: SimConfig,
     memories: Vec<Arc<DeviceMemory>>,
+    /// Each device's streams, so that `synchronize(device)` can wait for
+    /// all of them and shutdown can stop any the host did not destroy.
+    streams: Vec<Mutex<Vec<Weak<StreamState>>>>,
+    next_stream: AtomicU64,
 }
 
-/// A stream of one simulated device; work completes when enqueued.
+/// A stream of one simulated device: an in-order queue served by its own
+/// worker thread. Dropping it finishes the queued work and joins the worker.
 pub struct SimStream {
-    device: usize,
+    state: Arc<StreamState>,
 }
 
-/// An event; complete when recorded, since streams complete immediately.
-pub struct SimEvent;
+impl SimStream {
+    pub fn device(&self) -> usize {
+        self.state.device()
+    }
+}
+
+impl Drop for SimStream {
+    fn drop(&mut self) {
+        self.state.close();
+    }
+}
+
+/// The memory kinds a device in unified mode allocates, its native kind first.
+const UNIFIED_KINDS: [MemoryKind; 3] = [MemoryKind::Device, MemoryKind::Managed, MemoryKind::HostPinned];
 
 impl Sim {
     pub fn new(config: SimConfig) -> Sim {
         let memories = (0..config.devices)
             .map(|d| Arc::new(DeviceMemory::new(d, config.memory_limit)))
             .collect();
-        Sim { config, memories }
+        let streams = (0..config.devices).map(|_| Mutex::new(Vec::new())).collect();
+        Sim {
+            config,
+            memories,
+            streams,
+            next_stream: AtomicU64::new(0),
+        }
     }
 
     pub fn config(&self) -> &SimConfig {
         &self.config
     }
 
-    /// Copies between two buffers; across devices without peer access the
-    /// bytes are staged through host memory, as a driver would.
-    fn transfer(
-        &self,
-        src: &SimBuffer,
-        src_offset: usize,
-        dst: &SimBuffer,
-        dst_offset: usize,
-        len: usize,
-    ) -> Result<()> {
-        if src.device() == dst.device() || self.config.peer_access {
-            return SimBuffer::copy(src, src_offset, dst, dst_offset, len);
+    fn reach(&self, device: usize) -> exec::Reach {
+        exec::Reach {
+            device,
+            peer_access: self.config.peer_access,
         }
-        let mut staging = vec![0u8; len];
-        src.read(src_offset, &mut staging)?;
-        dst.write(dst_offset, &staging)
+    }
+
+    /// The live streams of `device`; forgets the dead ones.
+    fn live_streams(&self, device: usize) -> Vec<Arc<StreamState>> {
+        let mut streams = self.streams[device].lock().unwrap_or_else(PoisonError::into_inner);
+        streams.retain(|s| s.strong_count() > 0);
+        streams.iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
+impl Drop for Sim {
+    /// Streams the host never destroyed finish their work and stop here,
+    /// so no worker thread outlives the plugin.
+    fn drop(&mut self) {
+        for device in 0..self.streams.len() {
+            for stream in self.live_streams(device) {
+                stream.close();
+            }
+        }
     }
 }
 
@@ -108,6 +151,7 @@ impl Plugin for Sim {
         };
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let max_allocation = self.config.memory_limit.unwrap_or(host_memory()).min(i64::MAX as u64);
+        let unified = self.config.unified;
         let attrs = [
             ("dtypes", AttrValue::dtypes(&dtypes)),
             ("f64", has(DType::F64)),
@@ -115,14 +159,16 @@ impl Plugin for Sim {
             ("bf16", has(DType::BF16)),
             ("max_allocation_bytes", AttrValue::I64(max_allocation as i64)),
             ("compute_units", AttrValue::I64(cores as i64)),
-            ("pageable_memory_access", AttrValue::Bool(false)),
-            ("managed_memory", AttrValue::Bool(false)),
-            ("concurrent_managed_access", AttrValue::Bool(false)),
+            ("pageable_memory_access", AttrValue::Bool(unified)),
+            ("managed_memory", AttrValue::Bool(unified)),
+            ("concurrent_managed_access", AttrValue::Bool(unified)),
+            // Device memory stays device-only in both modes.
             ("host_accessible_memory", AttrValue::Bool(false)),
             ("peer_devices", AttrValue::I64List(peers)),
-            ("async_execution", AttrValue::Bool(false)),
+            ("async_execution", AttrValue::Bool(true)),
             ("sim.peer_access", AttrValue::Bool(self.config.peer_access)),
             ("sim.device_count", AttrValue::I64(self.memories.len() as i64)),
+            ("sim.unified", AttrValue::Bool(unified)),
         ];
         Ok(attrs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
     }
@@ -132,80 +178,150 @@ impl Plugin for Sim {
     }
 
     fn memory_kinds(&self, _device: usize) -> Vec<MemoryKind> {
-        vec![MemoryKind::Device]
+        match self.config.unified {
+            true => UNIFIED_KINDS.to_vec(),
+            false => vec![MemoryKind::Device],
+        }
     }
 
     fn allocate(&self, device: usize, bytes: usize, kind: MemoryKind) -> Result<SimBuffer> {
-        if kind != MemoryKind::Device {
+        if !self.memory_kinds(device).contains(&kind) {
+            let why = match self.config.unified {
+                false => "it is in discrete mode and allocates only Device memory (set ANYDEV_SIM_UNIFIED=1)",
+                true => "it allocates Device, Managed and HostPinned memory; System memory is imported",
+            };
             return Err(PluginError::invalid_argument(format!(
-                "sim devices allocate only device memory, not {kind:?}"
+                "sim:{device} cannot allocate {kind:?} memory: {why}"
             )));
         }
-        SimBuffer::new(bytes, &self.memories[device])
+        SimBuffer::new(bytes, &self.memories[device], kind)
     }
 
     fn memory_stats(&self, device: usize) -> Result<MemoryStats> {
         Ok(self.memories[device].stats())
     }
 
+    fn host_pointer(&self, buffer: &SimBuffer) -> Option<NonNull<u8>> {
+        (buffer.kind() != MemoryKind::Device).then(|| buffer.address())
+    }
+
+    fn import(&self, device: usize, memory: ForeignMemory, kind: MemoryKind) -> Result<SimBuffer> {
+        if !self.config.unified {
+            return Err(PluginError::unimplemented(format!(
+                "sim:{device} is in discrete mode and cannot use {kind:?} memory it did not allocate \
+                 (set ANYDEV_SIM_UNIFIED=1)"
+            )));
+        }
+        if kind == MemoryKind::Device {
+            return Err(PluginError::unimplemented(format!(
+                "sim:{device} cannot use another allocator's Device memory; it imports System, Managed and \
+                 HostPinned memory"
+            )));
+        }
+        SimBuffer::import(device, memory, kind)
+    }
+
     fn create_stream(&self, device: usize) -> Result<SimStream> {
-        Ok(SimStream { device })
+        let id = self.next_stream.fetch_add(1, Ordering::Relaxed);
+        let delay = Duration::from_micros(self.config.op_delay_us);
+        let state = StreamState::start(device, id, delay)?;
+        let mut streams = self.streams[device].lock().unwrap_or_else(PoisonError::into_inner);
+        streams.retain(|s| s.strong_count() > 0);
+        streams.push(Arc::downgrade(&state));
+        Ok(SimStream { state })
     }
 
-    fn synchronize_stream(&self, _stream: &SimStream) -> Result<()> {
-        Ok(())
+    fn synchronize_stream(&self, stream: &SimStream) -> Result<()> {
+        stream.state.synchronize()
     }
 
-    fn synchronize(&self, _device: usize) -> Result<()> {
-        Ok(())
+    fn synchronize(&self, device: usize) -> Result<()> {
+        // Wait for every stream, then report what failed on any of them.
+        let failures: Vec<PluginError> = self
+            .live_streams(device)
+            .iter()
+            .filter_map(|s| s.synchronize().err())
+            .collect();
+        match failures.split_first() {
+            None => Ok(()),
+            Some((first, [])) => Err(first.clone()),
+            Some((first, _)) => Err(PluginError::new(
+                first.code,
+                failures
+                    .iter()
+                    .map(|e| e.message.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )),
+        }
     }
 
-    fn record_event(&self, _stream: &SimStream) -> Result<SimEvent> {
-        Ok(SimEvent)
+    fn record_event(&self, stream: &SimStream) -> Result<SimEvent> {
+        Ok(SimEvent::record(&stream.state))
     }
 
-    fn wait_event(&self, _stream: &SimStream, _event: &SimEvent) -> Result<()> {
-        Ok(())
+    fn wait_event(&self, stream: &SimStream, event: &SimEvent) -> Result<()> {
+        event.wait_on(&stream.state)
     }
 
-    fn query_event(&self, _event: &SimEvent) -> Result<bool> {
-        Ok(true)
+    fn query_event(&self, event: &SimEvent) -> Result<bool> {
+        Ok(event.is_complete())
     }
 
-    fn synchronize_event(&self, _event: &SimEvent) -> Result<()> {
-        Ok(())
+    fn synchronize_event(&self, event: &SimEvent) -> Result<()> {
+        event.synchronize()
     }
 
-    fn copy_from_host(&self, _stream: &SimStream, src: &[u8], dst: &SimBuffer, dst_offset: usize) -> Result<()> {
-        dst.write(dst_offset, src)
+    fn copy_from_host(&self, stream: &SimStream, src: &[u8], dst: &SimBuffer, dst_offset: usize) -> Result<()> {
+        dst.check("copy_host_to_device", dst_offset, src.len())?;
+        // Staged now: `src` may be reused as soon as this returns.
+        let staging = src.to_vec();
+        let dst = dst.clone();
+        stream
+            .state
+            .submit("copy_host_to_device", move || dst.write(dst_offset, &staging))
     }
 
-    fn copy_to_host(&self, _stream: &SimStream, src: &SimBuffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
-        src.read(src_offset, dst)
+    fn copy_to_host(&self, stream: &SimStream, src: &SimBuffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
+        src.check("copy_device_to_host", src_offset, dst.len())?;
+        stream.state.read_in_order(|| src.read(src_offset, dst))
     }
 
     fn copy_between(
         &self,
-        _stream: &SimStream,
+        stream: &SimStream,
         src: &SimBuffer,
         src_offset: usize,
         dst: &SimBuffer,
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
-        self.transfer(src, src_offset, dst, dst_offset, len)
+        src.check("copy_device_to_device", src_offset, len)?;
+        dst.check("copy_device_to_device", dst_offset, len)?;
+        // Across devices without peer access the bytes are staged through
+        // host memory, as a driver would.
+        let staged = src.device() != dst.device() && !self.config.peer_access;
+        let (src, dst) = (src.clone(), dst.clone());
+        stream.state.submit("copy_device_to_device", move || {
+            if staged {
+                let mut staging = vec![0u8; len];
+                src.read(src_offset, &mut staging)?;
+                dst.write(dst_offset, &staging)
+            } else {
+                SimBuffer::copy(&src, src_offset, &dst, dst_offset, len)
+            }
+        })
     }
 
-    fn fill(&self, _stream: &SimStream, dst: &SimBuffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
-        dst.fill(offset, len, pattern)
+    fn fill(&self, stream: &SimStream, dst: &SimBuffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        dst.check_fill(offset, len, pattern)?;
+        let (dst, pattern) = (dst.clone(), pattern.to_vec());
+        stream.state.submit("fill", move || dst.fill(offset, len, &pattern))
     }
 
     fn execute(&self, stream: &SimStream, op: &Op<'_, PluginTensor<'_, SimBuffer>>) -> Result<()> {
-        let reach = exec::Reach {
-            device: stream.device,
-            peer_access: self.config.peer_access,
-        };
-        exec::run(&reach, &self.config.refused, op)
+        let job = exec::prepare(&self.reach(stream.device()), &self.config.refused, op)?;
+        stream.state.submit("execute", move || job.run())
     }
 }
 

@@ -1,10 +1,18 @@
 //! Each simulated device's memory: separate 256-byte aligned host blocks
-//! with per-device accounting and an optional limit.
+//! with per-device accounting and an optional limit, plus memory imported
+//! from other allocators in unified mode.
 //!
-//! This is the simulator's only module with raw memory; the kernels get
-//! pointers into these blocks after the operands have been bounds-checked.
+//! This is the simulator's only module with raw memory. A [`SimBuffer`] is
+//! a cheap handle to an [`Arc`]'d block: the host's handle is one
+//! reference, and every job enqueued on a stream holds another, so a block
+//! (and its accounting) goes only when the last job that touches it has
+//! finished, whenever the host frees it. The kernels get pointers only
+//! through [`View`]s, which are bounds-checked when they are made and keep
+//! their block alive.
 
-use anydev_plugin::{MemoryStats, PluginError, Result};
+use anydev_kernels::{HostTensor, KernelError};
+use anydev_ops::{DType, Op};
+use anydev_plugin::{ForeignMemory, MemoryKind, MemoryStats, PluginError, PluginTensor, Result};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -72,23 +80,55 @@ impl DeviceMemory {
     }
 }
 
-/// One allocation on one simulated device, freed when dropped.
-pub struct SimBuffer {
-    ptr: NonNull<u8>,
-    len: usize,
-    memory: Arc<DeviceMemory>,
+/// Who frees a block.
+enum Owner {
+    /// Allocated here and accounted on that device; freed with the block.
+    Allocated(Arc<DeviceMemory>),
+    /// Another allocator's memory (an import): never freed here, not counted.
+    Foreign,
 }
 
-// SAFETY: the block is plain memory owned by this value. Concurrent access
-// is ordered by the host runtime (one writer per buffer at a time), as for
-// device memory.
-unsafe impl Send for SimBuffer {}
-// SAFETY: as above; `&SimBuffer` hands out only raw addresses.
-unsafe impl Sync for SimBuffer {}
+/// One block of memory; freed (or, for an import, let go) when the last
+/// handle to it drops.
+struct Block {
+    ptr: NonNull<u8>,
+    len: usize,
+    device: usize,
+    kind: MemoryKind,
+    owner: Owner,
+}
+
+// SAFETY: the block is plain bytes (allocated here, or foreign memory that
+// the `buffer_import` contract keeps valid while the block lives); the
+// pointer has no thread affinity. Concurrent access to the bytes is
+// ordered by streams and events, as for device memory.
+unsafe impl Send for Block {}
+// SAFETY: as above; `&Block` hands out only checked raw addresses.
+unsafe impl Sync for Block {}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let Owner::Allocated(memory) = &self.owner {
+            if self.len > 0 {
+                let layout = Layout::from_size_align(self.len, ALIGN).expect("valid at allocation");
+                // SAFETY: allocated by `alloc_zeroed` with this layout, and
+                // freed once: this is the last handle to the block.
+                unsafe { dealloc(self.ptr.as_ptr(), layout) };
+            }
+            memory.release(self.len as u64);
+        }
+    }
+}
+
+/// A buffer of the simulator: a cheap, cloneable handle to one block.
+#[derive(Clone)]
+pub struct SimBuffer {
+    block: Arc<Block>,
+}
 
 impl SimBuffer {
-    /// Allocates `len` zeroed bytes on `memory`'s device.
-    pub fn new(len: usize, memory: &Arc<DeviceMemory>) -> Result<SimBuffer> {
+    /// Allocates `len` zeroed bytes of `kind` on `memory`'s device.
+    pub fn new(len: usize, memory: &Arc<DeviceMemory>, kind: MemoryKind) -> Result<SimBuffer> {
         memory.reserve(len as u64)?;
         let ptr = if len == 0 {
             // Aligned, never dereferenced, never freed.
@@ -101,9 +141,13 @@ impl SimBuffer {
         };
         match ptr {
             Some(ptr) => Ok(SimBuffer {
-                ptr,
-                len,
-                memory: Arc::clone(memory),
+                block: Arc::new(Block {
+                    ptr,
+                    len,
+                    device: memory.device,
+                    kind,
+                    owner: Owner::Allocated(Arc::clone(memory)),
+                }),
             }),
             None => {
                 memory.release(len as u64);
@@ -115,63 +159,68 @@ impl SimBuffer {
         }
     }
 
+    /// Wraps another allocator's memory as a buffer of `device`, owning
+    /// nothing and counted nowhere.
+    pub fn import(device: usize, memory: ForeignMemory, kind: MemoryKind) -> Result<SimBuffer> {
+        if !memory.is_empty() && !(memory.ptr().as_ptr() as usize).is_multiple_of(ALIGN) {
+            return Err(PluginError::invalid_argument(format!(
+                "sim:{device}: imported memory at {:p} is not {ALIGN}-byte aligned",
+                memory.ptr()
+            )));
+        }
+        Ok(SimBuffer {
+            block: Arc::new(Block {
+                ptr: memory.ptr(),
+                len: memory.len(),
+                device,
+                kind,
+                owner: Owner::Foreign,
+            }),
+        })
+    }
+
     pub fn len(&self) -> usize {
-        self.len
+        self.block.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.block.len == 0
     }
 
+    /// The device the buffer was allocated on (or imported for).
     pub fn device(&self) -> usize {
-        self.memory.device
+        self.block.device
+    }
+
+    pub fn kind(&self) -> MemoryKind {
+        self.block.kind
+    }
+
+    /// Whether another allocator owns the memory.
+    pub fn is_imported(&self) -> bool {
+        matches!(self.block.owner, Owner::Foreign)
+    }
+
+    /// The address of the first byte, for the host to dereference when the
+    /// kind allows it (the caller decides; nothing is read here).
+    pub fn address(&self) -> NonNull<u8> {
+        self.block.ptr
     }
 
     /// Fails unless `[offset, offset + len)` lies inside the block.
     pub fn check(&self, what: &str, offset: usize, len: usize) -> Result<()> {
         match offset.checked_add(len) {
-            Some(end) if end <= self.len => Ok(()),
+            Some(end) if end <= self.len() => Ok(()),
             _ => Err(PluginError::invalid_argument(format!(
                 "{what}: bytes {offset}..+{len} are outside a {}-byte buffer on sim:{}",
-                self.len,
+                self.len(),
                 self.device()
             ))),
         }
     }
 
-    /// The address `offset` bytes in; the caller has checked the range.
-    pub fn at(&self, offset: usize) -> *mut u8 {
-        assert!(offset <= self.len, "offset checked by the caller");
-        // SAFETY: `offset <= len` keeps the address inside or one past the block.
-        unsafe { self.ptr.as_ptr().add(offset) }
-    }
-
-    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
-        self.check("copy_host_to_device", offset, src.len())?;
-        // SAFETY: checked to lie inside the block; `src` is host memory
-        // outside every block.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.at(offset), src.len()) };
-        Ok(())
-    }
-
-    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.check("copy_device_to_host", offset, dst.len())?;
-        // SAFETY: checked to lie inside the block; `dst` is exclusive host memory.
-        unsafe { std::ptr::copy_nonoverlapping(self.at(offset), dst.as_mut_ptr(), dst.len()) };
-        Ok(())
-    }
-
-    /// Copies between blocks (possibly one block, possibly overlapping).
-    pub fn copy(src: &SimBuffer, src_offset: usize, dst: &SimBuffer, dst_offset: usize, len: usize) -> Result<()> {
-        src.check("copy_device_to_device", src_offset, len)?;
-        dst.check("copy_device_to_device", dst_offset, len)?;
-        // SAFETY: both ranges checked to lie inside their blocks; `copy`
-        // allows overlap.
-        unsafe { std::ptr::copy(src.at(src_offset), dst.at(dst_offset), len) };
-        Ok(())
-    }
-
-    pub fn fill(&self, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+    /// Fails unless a fill of `len` bytes at `offset` with `pattern` is valid.
+    pub fn check_fill(&self, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         self.check("fill", offset, len)?;
         if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
             return Err(PluginError::invalid_argument(format!(
@@ -179,6 +228,45 @@ impl SimBuffer {
                 pattern.len()
             )));
         }
+        Ok(())
+    }
+
+    /// The address `offset` bytes in; `offset <= len` (checked).
+    fn at(&self, offset: usize) -> *mut u8 {
+        assert!(offset <= self.len(), "offset checked by the caller");
+        // SAFETY: `offset <= len` keeps the address inside or one past the block.
+        unsafe { self.block.ptr.as_ptr().add(offset) }
+    }
+
+    pub fn write(&self, offset: usize, src: &[u8]) -> Result<()> {
+        self.check("copy_host_to_device", offset, src.len())?;
+        // SAFETY: checked to lie inside the live block; `src` is a Rust
+        // slice, which the block cannot overlap mutably (`copy` tolerates
+        // overlap anyway, as imported memory could be the slice's).
+        unsafe { std::ptr::copy(src.as_ptr(), self.at(offset), src.len()) };
+        Ok(())
+    }
+
+    pub fn read(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.check("copy_device_to_host", offset, dst.len())?;
+        // SAFETY: checked to lie inside the live block; `dst` is exclusive
+        // host memory.
+        unsafe { std::ptr::copy(self.at(offset), dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    /// Copies between blocks (possibly one block, possibly overlapping).
+    pub fn copy(src: &SimBuffer, src_offset: usize, dst: &SimBuffer, dst_offset: usize, len: usize) -> Result<()> {
+        src.check("copy_device_to_device", src_offset, len)?;
+        dst.check("copy_device_to_device", dst_offset, len)?;
+        // SAFETY: both ranges checked to lie inside their live blocks;
+        // `copy` allows overlap.
+        unsafe { std::ptr::copy(src.at(src_offset), dst.at(dst_offset), len) };
+        Ok(())
+    }
+
+    pub fn fill(&self, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        self.check_fill(offset, len, pattern)?;
         for start in (0..len).step_by(pattern.len()) {
             // SAFETY: `start + pattern.len() <= len`, inside the checked range.
             unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), self.at(offset + start), pattern.len()) };
@@ -187,15 +275,53 @@ impl SimBuffer {
     }
 }
 
-impl Drop for SimBuffer {
-    fn drop(&mut self) {
-        if self.len > 0 {
-            let layout = Layout::from_size_align(self.len, ALIGN).expect("valid at allocation");
-            // SAFETY: allocated by `alloc_zeroed` with this layout, freed once.
-            unsafe { dealloc(self.ptr.as_ptr(), layout) };
-        }
-        self.memory.release(self.len as u64);
+/// A strided operand that owns what it describes: a handle to its block
+/// (kept alive as long as the view), shape and strides. Checked when made
+/// to lie inside the block.
+pub struct View {
+    buffer: SimBuffer,
+    byte_offset: usize,
+    dtype: DType,
+    shape: Box<[usize]>,
+    strides: Box<[isize]>,
+}
+
+impl View {
+    /// An owned copy of `t` after checking that every byte it can touch
+    /// lies inside its buffer.
+    pub fn new(t: &PluginTensor<'_, SimBuffer>) -> Result<View> {
+        let (start, end) = t.byte_span().ok_or_else(|| {
+            PluginError::invalid_argument(format!("operand of shape {:?} has a malformed layout", t.shape))
+        })?;
+        t.buffer.check("execute", start, end - start)?;
+        t.buffer.check("execute", t.byte_offset, 0)?;
+        Ok(View {
+            buffer: t.buffer.clone(),
+            byte_offset: t.byte_offset,
+            dtype: t.dtype,
+            shape: t.shape.into(),
+            strides: t.strides.into(),
+        })
     }
+
+    fn host(&self) -> HostTensor<'_> {
+        HostTensor::new(self.buffer.at(self.byte_offset), self.dtype, &self.shape, &self.strides)
+    }
+}
+
+/// Runs `op`, whose operands are indices into `views`, on the host kernels.
+pub fn execute(op: &Op<'_, usize>, views: &[View]) -> std::result::Result<(), KernelError> {
+    let host = op.try_map(|&i| {
+        views
+            .get(i)
+            .map(View::host)
+            .ok_or_else(|| KernelError::Invalid(format!("operand {i} of {} is missing", views.len())))
+    })?;
+    // SAFETY: every view was checked when it was made to lie inside its
+    // block, and holds that block alive for this call; the host checked
+    // that the output overlaps no input (the ABI's `execute` contract) and
+    // orders other streams' use of the same memory with events.
+    unsafe { anydev_kernels::execute(&host) }
 }
 
 #[cfg(test)]
@@ -205,11 +331,11 @@ mod tests {
     #[test]
     fn blocks_are_aligned_accounted_and_limited() {
         let memory = Arc::new(DeviceMemory::new(0, Some(1000)));
-        let a = SimBuffer::new(600, &memory).unwrap();
-        assert_eq!(a.at(0) as usize % ALIGN, 0);
-        let err = SimBuffer::new(500, &memory).err().unwrap();
+        let a = SimBuffer::new(600, &memory, MemoryKind::Device).unwrap();
+        assert_eq!(a.address().as_ptr() as usize % ALIGN, 0);
+        let err = SimBuffer::new(500, &memory, MemoryKind::Device).err().unwrap();
         assert!(err.message.contains("600 of its 1000"), "{err}");
-        let b = SimBuffer::new(400, &memory).unwrap();
+        let b = SimBuffer::new(400, &memory, MemoryKind::Managed).unwrap();
         assert_eq!(memory.stats().in_use, 1000);
         drop((a, b));
         let s = memory.stats();
@@ -217,11 +343,24 @@ mod tests {
     }
 
     #[test]
+    fn a_block_is_released_with_its_last_handle() {
+        let memory = Arc::new(DeviceMemory::new(0, None));
+        let a = SimBuffer::new(64, &memory, MemoryKind::Device).unwrap();
+        let held = a.clone();
+        drop(a);
+        assert_eq!(memory.stats().in_use, 64, "a clone keeps the block");
+        held.fill(0, 64, &[7]).unwrap();
+        drop(held);
+        assert_eq!((memory.stats().in_use, memory.stats().allocations), (0, 0));
+    }
+
+    #[test]
     fn out_of_range_access_is_an_error() {
         let memory = Arc::new(DeviceMemory::new(1, None));
-        let a = SimBuffer::new(8, &memory).unwrap();
+        let a = SimBuffer::new(8, &memory, MemoryKind::Device).unwrap();
         assert!(a.write(4, &[0; 8]).is_err());
         assert!(a.fill(0, 6, &[1, 2, 3, 4]).is_err());
+        assert!(a.check_fill(0, 8, &[]).is_err());
         a.fill(0, 8, &[1, 2]).unwrap();
         let mut back = [0; 8];
         a.read(0, &mut back).unwrap();

@@ -14,12 +14,14 @@ fn dev(text: &str) -> Device {
     text.parse().unwrap()
 }
 
+/// A buffer holding `bytes` once this returns (the copy is waited for, so
+/// that the test may use the buffer on any stream).
 fn upload(rt: &Runtime, device: Device, bytes: &[u8]) -> Buffer {
     let backend = rt.backend(device).unwrap();
     let buffer = allocate(backend, device, bytes.len(), MemoryKind::Device).unwrap();
-    backend
-        .copy_from_host(&backend.default_stream(device.index()).unwrap(), bytes, &buffer, 0)
-        .unwrap();
+    let stream = backend.default_stream(device.index()).unwrap();
+    backend.copy_from_host(&stream, bytes, &buffer, 0).unwrap();
+    backend.synchronize_stream(&stream).unwrap();
     buffer
 }
 
@@ -81,6 +83,9 @@ fn each_device_has_its_own_memory_and_accounting() {
     // A peer copy between the two memory spaces.
     let stream = backend.default_stream(0).unwrap();
     backend.copy_between(&stream, &a, 0, &b, 100, 4).unwrap();
+    // Streams run asynchronously and `download` reads on sim:1's stream:
+    // at this level the caller orders the two.
+    backend.synchronize_stream(&stream).unwrap();
     assert_eq!(&download(&b)[98..106], [9, 9, 1, 2, 3, 4, 9, 9]);
     drop((a, b));
     assert_eq!(backend.memory_stats(0).unwrap().in_use, 0);
@@ -141,6 +146,7 @@ fn without_peer_access_copies_are_staged_and_kernels_stay_on_their_device() {
     let b = upload(&rt, dev("sim:1"), &f32_bytes(&[0.0, 0.0]));
     let stream = backend.default_stream(0).unwrap();
     backend.copy_between(&stream, &a, 0, &b, 0, 8).unwrap();
+    backend.synchronize_stream(&stream).unwrap();
     assert_eq!(f32s(&download(&b)), [1.0, 2.0]);
     let shape = [2usize];
     let view = |buffer| TensorRef {
