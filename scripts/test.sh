@@ -9,11 +9,20 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 
+# Every generated CUDA kernel must compile. NVRTC is a library, not a GPU:
+# PyPI ships it, so this runs on machines without CUDA too.
+target="${CARGO_TARGET_DIR:-target}"
+nvrtc="$target/nvrtc-12.9"
+if [ ! -e "$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ]; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$nvrtc" "nvidia-cuda-nvrtc-cu12==12.9.86"
+fi
+ANYDEV_NVRTC_PATH="$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" \
+  cargo test --locked -p anydev-cuda --test nvrtc_compile -- --ignored
+
 # Plugin conformance, as a vendor would run it: the simulator must pass;
 # the C test plugin must pass with its gaps reported as skips; a C plugin
 # with a deliberately wrong `add` must fail on its own, and pass only when
 # its manifest lists those cases as expected failures.
-target="${CARGO_TARGET_DIR:-target}"
 conformance="$target/conformance"
 mkdir -p "$conformance"
 abi=crates/anydev-plugin-abi

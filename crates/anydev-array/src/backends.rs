@@ -7,7 +7,13 @@ use anydev_core::BackendProvider;
 /// behind their cargo features.
 pub fn builtin_providers() -> Vec<BackendProvider> {
     let providers = vec![anydev_cpu::provider()];
-    // Without the feature nothing is appended, so no `mut` binding lingers.
+    // Without the features nothing is appended, so no `mut` binding lingers.
+    #[cfg(feature = "cuda")]
+    let providers = {
+        let mut providers = providers;
+        providers.push(anydev_cuda::provider());
+        providers
+    };
     #[cfg(feature = "wgpu")]
     let providers = {
         let mut providers = providers;

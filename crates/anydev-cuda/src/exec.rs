@@ -1,0 +1,855 @@
+//! From an [`Op`] call to kernel launches: which module and kernel, the
+//! parameter block, the variant (vectorised, contiguous or strided) and
+//! the grid. The caller has bound the device's context and checked the
+//! operands' byte ranges.
+
+use crate::codegen::{self, vec_width, ModuleKey, BLOCK, MAX_DIMS, NONZERO_BLOCK};
+use crate::device::CudaDevice;
+use crate::driver::{check, CUdeviceptr, CUstream};
+use crate::layout::{blocks, coalesce, dims_i, dims_u, is_dense, EwParams, In, LineParams, MmParams, RedParams};
+use crate::memory::{CudaAllocation, Scratch};
+use anydev_core::backend::TensorRef;
+use anydev_core::ops::{Distribution, Op, Operand, ReduceOp, ScanOp};
+use anydev_core::{DType, Device, Error, Result, Scalar};
+use cudarc::driver::sys;
+use std::ffi::c_void;
+
+/// Whether this device runs `op` for `dtype` (given that kernels can be
+/// made at all): every op of the host kernels' table.
+pub fn supports(op: anydev_core::ops::OpCode, dtype: DType) -> bool {
+    use anydev_core::ops::OpCode;
+    use codegen::{exprs, ty::Ty};
+    let t = Ty::of(dtype);
+    match op {
+        OpCode::Unary(u) => exprs::unary(u, t).is_some(),
+        OpCode::Binary(b) => exprs::binary(b, t).is_some(),
+        OpCode::Reduce(r) => codegen::reduce_supported(r, dtype),
+        OpCode::Scan(_) | OpCode::Matmul | OpCode::Arange => dtype != DType::Bool,
+        OpCode::Random => dtype.is_float(),
+        OpCode::Cast
+        | OpCode::Where
+        | OpCode::Copy
+        | OpCode::Fill
+        | OpCode::Take
+        | OpCode::Sort
+        | OpCode::Argsort
+        | OpCode::SearchSorted
+        | OpCode::Nonzero => true,
+    }
+}
+
+/// Reductions fold in a block per output when each output folds at least
+/// this many elements (else one thread per output).
+const BLOCK_REDUCE_MIN: usize = 64;
+/// Elements per block below which a reduction is not split further.
+const SPLIT_MIN: usize = 8192;
+/// Scans take a block per line from this line length.
+const BLOCK_SCAN_MIN: usize = 256;
+
+/// One op call on one device.
+pub struct Exec<'a> {
+    pub dev: &'a CudaDevice,
+    pub stream: CUstream,
+    pub name: &'static str,
+}
+
+fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+impl Exec<'_> {
+    fn id(&self) -> Device {
+        self.dev.id
+    }
+
+    fn invalid(&self, message: impl Into<String>) -> Error {
+        Error::invalid_argument(self.name, message)
+    }
+
+    fn unsupported(&self, dtype: DType) -> Error {
+        Error::Unsupported {
+            op: self.name.to_owned(),
+            dtype,
+            device: self.id(),
+        }
+    }
+
+    /// The device address of an operand's first element.
+    fn ptr(&self, t: &TensorRef<'_>) -> Result<CUdeviceptr> {
+        let alloc = t
+            .buffer
+            .downcast::<CudaAllocation>()
+            .ok_or_else(|| self.invalid(format!("{:?} was not allocated by the cuda backend", t.buffer)))?;
+        let reachable = alloc.device() == self.dev.core.index
+            || alloc.kind != anydev_core::MemoryKind::Device
+            || self.dev.peers.contains(&alloc.device());
+        if !reachable {
+            return Err(Error::DeviceMismatch {
+                op: self.name.to_owned(),
+                devices: vec![self.id(), t.buffer.device()],
+            });
+        }
+        if !t.offset.is_multiple_of(t.dtype.size()) {
+            return Err(self.invalid(format!(
+                "byte offset {} is not a multiple of the {}-byte size of {}",
+                t.offset,
+                t.dtype.size(),
+                t.dtype
+            )));
+        }
+        Ok(alloc.ptr + t.offset as u64)
+    }
+
+    fn expect_dtype(&self, t: &TensorRef<'_>, dtype: DType, role: &str) -> Result<()> {
+        if t.dtype == dtype {
+            Ok(())
+        } else {
+            Err(self.invalid(format!("{role} has dtype {} where {dtype} is required", t.dtype)))
+        }
+    }
+
+    fn expect_shape(&self, t: &TensorRef<'_>, shape: &[usize], role: &str) -> Result<()> {
+        if t.shape == shape {
+            Ok(())
+        } else {
+            Err(Error::ShapeMismatch {
+                op: self.name.to_owned(),
+                shapes: vec![t.shape.to_vec(), shape.to_vec()],
+                reason: format!("{role} must have shape {shape:?}"),
+            })
+        }
+    }
+
+    fn too_many_dims(&self, n: usize) -> Error {
+        self.invalid(format!(
+            "operands need {n} dims after merging contiguous ones; the cuda backend handles at most {MAX_DIMS} (make the array contiguous first)"
+        ))
+    }
+
+    /// Launches `kernel` of `module` with `args` (pointers to each
+    /// parameter value, alive for the call).
+    fn launch(
+        &self,
+        module: ModuleKey,
+        kernel: &str,
+        grid: (u32, u32),
+        block: u32,
+        args: &[*mut c_void],
+    ) -> Result<()> {
+        let f = self.dev.function(module, kernel)?;
+        let mut args = args.to_vec();
+        // SAFETY: `f` is a kernel of this context whose parameters are
+        // exactly the values behind `args` (generated together with the
+        // `#[repr(C)]` blocks of `layout.rs`); every pointer inside them
+        // was checked to lie within a live allocation.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                f,
+                grid.0,
+                grid.1,
+                1,
+                block,
+                1,
+                1,
+                0,
+                self.stream,
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(r, &format!("launching {kernel} ({})", module.name()))
+    }
+
+    fn grid_cap(&self) -> u32 {
+        self.dev.sm_count.saturating_mul(32).max(1)
+    }
+
+    pub fn execute(&self, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+        let dtype = op.support_dtype();
+        if !supports(op.code(), dtype) {
+            return Err(self.unsupported(dtype));
+        }
+        match op {
+            Op::Unary { op: u, x, out } => {
+                let out_dtype = if u.outputs_bool() { DType::Bool } else { x.dtype };
+                self.expect_dtype(out, out_dtype, "the output")?;
+                let sizes = [x.dtype.size(), out_dtype.size()];
+                let kernel = codegen::unary_kernel(*u);
+                self.elementwise(ModuleKey::Unary(x.dtype), &kernel, &[Operand::Tensor(*x)], out, &sizes)
+            }
+            Op::Binary { op: b, lhs, rhs, out } => {
+                let d = lhs.dtype();
+                if rhs.dtype() != d {
+                    return Err(self.invalid(format!("operands have dtypes {d} and {}", rhs.dtype())));
+                }
+                let out_dtype = if b.outputs_bool() { DType::Bool } else { d };
+                self.expect_dtype(out, out_dtype, "the output")?;
+                let sizes = [d.size(), d.size(), out_dtype.size()];
+                let operands = [as_ref(lhs), as_ref(rhs)];
+                self.elementwise(
+                    ModuleKey::Binary(d),
+                    &codegen::binary_kernel(*b),
+                    &operands,
+                    out,
+                    &sizes,
+                )
+            }
+            Op::Cast { x, out } => {
+                if x.dtype == out.dtype {
+                    return self.copy(x, out);
+                }
+                let sizes = [x.dtype.size(), out.dtype.size()];
+                let kernel = codegen::cast_kernel(out.dtype);
+                self.elementwise(ModuleKey::Cast(x.dtype), &kernel, &[Operand::Tensor(*x)], out, &sizes)
+            }
+            Op::Where { cond, x, y, out } => {
+                self.expect_dtype(cond, DType::Bool, "the condition")?;
+                for v in [x, y] {
+                    if v.dtype() != out.dtype {
+                        return Err(self.invalid(format!(
+                            "where: a value has dtype {} but the output {}",
+                            v.dtype(),
+                            out.dtype
+                        )));
+                    }
+                }
+                let s = out.dtype.size();
+                let operands = [Operand::Tensor(*cond), as_ref(x), as_ref(y)];
+                self.elementwise(ModuleKey::Bytes(s), "where", &operands, out, &[1, s, s, s])
+            }
+            Op::Copy { x, out } => {
+                self.expect_dtype(out, x.dtype, "the output")?;
+                self.copy(x, out)
+            }
+            Op::Fill { out, value } => {
+                if value.dtype() != out.dtype {
+                    return Err(self.invalid(format!(
+                        "fill value {value} is {}, the output is {}",
+                        value.dtype(),
+                        out.dtype
+                    )));
+                }
+                let s = out.dtype.size();
+                self.elementwise(ModuleKey::Bytes(s), "fill", &[Operand::Scalar(*value)], out, &[s, s])
+            }
+            Op::Arange { out, start, step } => {
+                let operands = [
+                    Operand::Scalar(Scalar::F64(*start)),
+                    Operand::Scalar(Scalar::F64(*step)),
+                ];
+                let sizes = [8, 8, out.dtype.size()];
+                self.elementwise(ModuleKey::Arange(out.dtype), "arange", &operands, out, &sizes)
+            }
+            Op::Random {
+                out,
+                dist,
+                seed,
+                counter,
+            } => {
+                let (kernel, p, q) = match *dist {
+                    Distribution::Uniform { low, high } => {
+                        if !(low.is_finite() && high.is_finite() && low <= high) {
+                            return Err(
+                                self.invalid(format!("uniform bounds [{low}, {high}) are not finite and ordered"))
+                            );
+                        }
+                        ("uniform", low, high)
+                    }
+                    Distribution::Normal { mean, std } => {
+                        if !(mean.is_finite() && std.is_finite() && std >= 0.0) {
+                            return Err(
+                                self.invalid(format!("normal mean {mean} / std {std} must be finite with std >= 0"))
+                            );
+                        }
+                        ("normal", mean, std)
+                    }
+                };
+                let operands = [
+                    Operand::Scalar(Scalar::U64(*seed)),
+                    Operand::Scalar(Scalar::U64(*counter)),
+                    Operand::Scalar(Scalar::F64(p)),
+                    Operand::Scalar(Scalar::F64(q)),
+                ];
+                let sizes = [8, 8, 8, 8, out.dtype.size()];
+                self.elementwise(ModuleKey::Random(out.dtype), kernel, &operands, out, &sizes)
+            }
+            Op::Take { x, indices, axis, out } => self.take(x, indices, *axis, out),
+            Op::Reduce { op: r, x, axes, out } => self.reduce(*r, x, axes, out),
+            Op::Scan { op: s, x, axis, out } => self.scan(*s, x, *axis, out),
+            Op::Sort {
+                x,
+                axis,
+                descending,
+                out,
+            } => {
+                self.expect_dtype(out, x.dtype, "the output")?;
+                self.sort(x, *axis, *descending, out, false)
+            }
+            Op::Argsort {
+                x,
+                axis,
+                descending,
+                out,
+            } => {
+                self.expect_dtype(out, DType::I64, "the output")?;
+                self.sort(x, *axis, *descending, out, true)
+            }
+            Op::SearchSorted {
+                sorted,
+                values,
+                right,
+                out,
+            } => self.search_sorted(sorted, values, *right, out),
+            Op::Matmul { a, b, out } => crate::blas::matmul(self, a, b, out),
+            Op::Nonzero { x, out } => self.nonzero(x, out),
+        }
+    }
+
+    fn copy(&self, x: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
+        self.expect_dtype(out, x.dtype, "the output")?;
+        let s = x.dtype.size();
+        self.elementwise(ModuleKey::Bytes(s), "copy", &[Operand::Tensor(*x)], out, &[s, s])
+    }
+
+    /// An elementwise launch over `out`'s shape. `sizes` are the element
+    /// sizes the module was generated with (inputs, then the output).
+    pub fn elementwise(
+        &self,
+        module: ModuleKey,
+        kernel: &str,
+        operands: &[Operand<TensorRef<'_>>],
+        out: &TensorRef<'_>,
+        sizes: &[usize],
+    ) -> Result<()> {
+        let n = numel(out.shape);
+        if n == 0 {
+            return Ok(());
+        }
+        let nd = out.shape.len();
+        let zeros = vec![0isize; nd];
+        let mut strides: Vec<&[isize]> = Vec::with_capacity(operands.len() + 1);
+        let mut ins = Vec::with_capacity(operands.len());
+        for o in operands {
+            match o {
+                Operand::Tensor(t) => {
+                    self.expect_shape(t, out.shape, "every operand")?;
+                    strides.push(t.strides);
+                    ins.push(In {
+                        ptr: self.ptr(t)?,
+                        bits: 0,
+                    });
+                }
+                Operand::Scalar(s) => {
+                    strides.push(&zeros);
+                    ins.push(In {
+                        ptr: 0,
+                        bits: s.to_bits(),
+                    });
+                }
+            }
+        }
+        strides.push(out.strides);
+        let out_ptr = self.ptr(out)?;
+        let (shape, merged) = coalesce(out.shape, &strides);
+        let dense = operands
+            .iter()
+            .zip(&merged)
+            .all(|(o, s)| matches!(o, Operand::Scalar(_)) || is_dense(s))
+            && merged.last().is_some_and(|s| is_dense(s));
+        let vec = vec_width(sizes);
+        let variant = if dense {
+            let aligned = |ptr: u64, size: usize| ptr.is_multiple_of((size * vec) as u64);
+            let all_aligned = ins.iter().zip(sizes).all(|(i, &s)| i.ptr == 0 || aligned(i.ptr, s))
+                && aligned(out_ptr, sizes.last().copied().unwrap_or(1));
+            if vec > 1 && all_aligned && n >= vec {
+                "v"
+            } else {
+                "c"
+            }
+        } else if n <= u32::MAX as usize {
+            "s"
+        } else {
+            "l"
+        };
+        let params = EwParams::new(n, &shape, &merged).ok_or_else(|| self.too_many_dims(shape.len()))?;
+        let work = if variant == "v" { n / vec } else { n };
+        let grid = blocks(work as u64, BLOCK, self.grid_cap());
+        let mut args: Vec<*mut c_void> = Vec::with_capacity(ins.len() + 2);
+        args.push(&params as *const EwParams as *mut c_void);
+        for i in &ins {
+            args.push(i as *const In as *mut c_void);
+        }
+        args.push(&out_ptr as *const u64 as *mut c_void);
+        self.launch(module, &format!("{kernel}_{variant}"), (grid, 1), BLOCK, &args)
+    }
+
+    fn axis_of(&self, axis: usize, ndim: usize) -> Result<()> {
+        if axis < ndim {
+            Ok(())
+        } else {
+            Err(Error::InvalidAxis {
+                op: self.name.to_owned(),
+                axis: axis as isize,
+                ndim,
+            })
+        }
+    }
+
+    fn take(&self, x: &TensorRef<'_>, indices: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
+        self.axis_of(axis, x.shape.len())?;
+        self.expect_dtype(indices, DType::I64, "the indices")?;
+        self.expect_dtype(out, x.dtype, "the output")?;
+        if indices.shape.len() != 1 {
+            return Err(self.invalid("indices must be one-dimensional"));
+        }
+        let mut shape = x.shape.to_vec();
+        shape[axis] = indices.shape[0];
+        self.expect_shape(out, &shape, "the output")?;
+        let n = numel(&shape);
+        if n == 0 {
+            return Ok(());
+        }
+        if x.shape[axis] == 0 {
+            return Err(self.invalid("cannot take from an empty axis"));
+        }
+        let mut index_strides = vec![0isize; shape.len()];
+        index_strides[axis] = indices.strides[0];
+        let mut x_strides = x.strides.to_vec();
+        x_strides[axis] = 0;
+        let (cs, merged) = coalesce(&shape, &[&index_strides, &x_strides, out.strides]);
+        let params = EwParams::new(n, &cs, &merged).ok_or_else(|| self.too_many_dims(cs.len()))?;
+        let (ip, xp, op) = (self.ptr(indices)?, self.ptr(x)?, self.ptr(out)?);
+        let xs = x.strides[axis] as i64;
+        let len = x.shape[axis] as i64;
+        let variant = if n <= u32::MAX as usize { "take_s" } else { "take_l" };
+        let grid = blocks(n as u64, BLOCK, self.grid_cap());
+        let args = [
+            &params as *const EwParams as *mut c_void,
+            &ip as *const u64 as *mut c_void,
+            &xp as *const u64 as *mut c_void,
+            &op as *const u64 as *mut c_void,
+            &xs as *const i64 as *mut c_void,
+            &len as *const i64 as *mut c_void,
+        ];
+        self.launch(ModuleKey::Take(x.dtype.size()), variant, (grid, 1), BLOCK, &args)
+    }
+
+    fn reduce(&self, op: ReduceOp, x: &TensorRef<'_>, axes: &[usize], out: &TensorRef<'_>) -> Result<()> {
+        let nd = x.shape.len();
+        for (i, &a) in axes.iter().enumerate() {
+            self.axis_of(a, nd)?;
+            if i > 0 && axes[i - 1] >= a {
+                return Err(self.invalid("the axes must be sorted and unique"));
+            }
+        }
+        if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) && axes.len() != 1 {
+            return Err(self.invalid(format!("{op} reduces exactly one axis")));
+        }
+        let out_dtype = match op {
+            ReduceOp::All | ReduceOp::Any => DType::Bool,
+            ReduceOp::ArgMax | ReduceOp::ArgMin => DType::I64,
+            _ => x.dtype,
+        };
+        self.expect_dtype(out, out_dtype, "the output")?;
+        let mut shape = x.shape.to_vec();
+        for &a in axes {
+            shape[a] = 1;
+        }
+        self.expect_shape(
+            out,
+            &shape,
+            "the output (the input's shape with the reduced axes of length 1)",
+        )?;
+        let (mut ks, mut kx, mut ko, mut rs, mut rx) = (vec![], vec![], vec![], vec![], vec![]);
+        for d in 0..nd {
+            if axes.contains(&d) {
+                rs.push(x.shape[d]);
+                rx.push(x.strides[d]);
+            } else {
+                ks.push(x.shape[d]);
+                kx.push(x.strides[d]);
+                ko.push(out.strides[d]);
+            }
+        }
+        let n_out = numel(&ks);
+        let n_red = numel(&rs);
+        if n_out == 0 {
+            return Ok(());
+        }
+        let needs_element = matches!(op, ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMax | ReduceOp::ArgMin);
+        if needs_element && n_red == 0 {
+            return Err(self.invalid(format!("{op} of an empty axis has no value")));
+        }
+        // argmin/argmax need the position along the one reduced axis, so
+        // its dims are not merged (there is one anyway); others merge.
+        let (ks, kst) = coalesce(&ks, &[&kx, &ko]);
+        let (rs, rst) = if n_red == 0 {
+            (vec![], vec![vec![]])
+        } else {
+            coalesce(&rs, &[&rx])
+        };
+        if ks.len() > MAX_DIMS || rs.len() > MAX_DIMS {
+            return Err(self.too_many_dims(ks.len().max(rs.len())));
+        }
+        let xp = self.ptr(x)?;
+        let op_ptr = self.ptr(out)?;
+        let mut p = RedParams {
+            n_out: n_out as u64,
+            n_red: n_red as u64,
+            chunk: n_red as u64,
+            splits: 1,
+            kdim: ks.len() as i32,
+            rdim: rs.len() as i32,
+            pad: 0,
+            kshape: dims_u(&ks),
+            kst_x: dims_i(&kst[0]),
+            kst_o: dims_i(&kst[1]),
+            rshape: dims_u(&rs),
+            rst: dims_i(&rst[0]),
+        };
+        let module = ModuleKey::Reduce(x.dtype);
+        // Outputs adjacent in memory with a strided reduced dim (the sum over
+        // axis 0 of a row-major matrix): a thread per output reads coalesced.
+        let columns = kst[0].last() == Some(&1) && rst[0].last().is_some_and(|&s| s != 1) && n_out >= 1024;
+        let short = n_red < BLOCK_REDUCE_MIN;
+        if columns || short || n_out > i32::MAX as usize {
+            let grid = blocks(n_out as u64, BLOCK, self.grid_cap());
+            let args = [
+                &p as *const RedParams as *mut c_void,
+                &xp as *const u64 as *mut c_void,
+                &op_ptr as *const u64 as *mut c_void,
+            ];
+            return self.launch(module, &codegen::reduce_kernel(op, "thread"), (grid, 1), BLOCK, &args);
+        }
+        // A block per output, split so the device has about four blocks per
+        // SM in flight, each folding at least SPLIT_MIN elements.
+        let want = (4 * self.dev.sm_count as usize).div_ceil(n_out).max(1);
+        let splits = want.min(n_red.div_ceil(SPLIT_MIN)).clamp(1, 65_535);
+        p.splits = splits as i32;
+        p.chunk = n_red.div_ceil(splits) as u64;
+        let scratch = if splits > 1 {
+            let bytes = n_out * splits * codegen::reduce_acc_size(op, x.dtype);
+            Some(Scratch::new(self.dev, self.stream, bytes)?)
+        } else {
+            None
+        };
+        let ws: u64 = scratch.as_ref().map_or(0, |s| s.ptr);
+        let args = [
+            &p as *const RedParams as *mut c_void,
+            &xp as *const u64 as *mut c_void,
+            &op_ptr as *const u64 as *mut c_void,
+            &ws as *const u64 as *mut c_void,
+        ];
+        self.launch(
+            module,
+            &codegen::reduce_kernel(op, "block"),
+            (n_out as u32, splits as u32),
+            BLOCK,
+            &args,
+        )?;
+        if splits > 1 {
+            let args = [
+                &p as *const RedParams as *mut c_void,
+                &ws as *const u64 as *mut c_void,
+                &op_ptr as *const u64 as *mut c_void,
+            ];
+            self.launch(
+                module,
+                &codegen::reduce_kernel(op, "final"),
+                (n_out as u32, 1),
+                BLOCK,
+                &args,
+            )?;
+        }
+        drop(scratch);
+        Ok(())
+    }
+
+    /// The lines along `axis` of `x` and `out` (same shape).
+    fn lines(&self, x: &TensorRef<'_>, axis: usize, out_strides: &[isize]) -> Result<LineParams> {
+        let mut shape = x.shape.to_vec();
+        let mut xs = x.strides.to_vec();
+        let mut os = out_strides.to_vec();
+        let len = shape.remove(axis);
+        let (ax_x, ax_o) = (xs.remove(axis), os.remove(axis));
+        let lines = numel(&shape);
+        let (ls, lst) = coalesce(&shape, &[&xs, &os]);
+        if ls.len() > MAX_DIMS {
+            return Err(self.too_many_dims(ls.len()));
+        }
+        Ok(LineParams {
+            lines: lines as u64,
+            len: len as u64,
+            ldim: ls.len() as i32,
+            pad: 0,
+            lshape: dims_u(&ls),
+            lst_x: dims_i(&lst[0]),
+            lst_o: dims_i(&lst[1]),
+            ax_x: ax_x as i64,
+            ax_o: ax_o as i64,
+        })
+    }
+
+    fn scan(&self, op: ScanOp, x: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
+        self.expect_dtype(out, x.dtype, "the output")?;
+        self.expect_shape(out, x.shape, "the output")?;
+        self.axis_of(axis, x.shape.len())?;
+        if numel(x.shape) == 0 {
+            return Ok(());
+        }
+        let p = self.lines(x, axis, out.strides)?;
+        let (xp, op_ptr) = (self.ptr(x)?, self.ptr(out)?);
+        let args = [
+            &p as *const LineParams as *mut c_void,
+            &xp as *const u64 as *mut c_void,
+            &op_ptr as *const u64 as *mut c_void,
+        ];
+        let module = ModuleKey::Scan(x.dtype);
+        if p.len as usize >= BLOCK_SCAN_MIN && p.lines <= i32::MAX as u64 {
+            self.launch(
+                module,
+                &codegen::scan_kernel(op, "block"),
+                (p.lines as u32, 1),
+                BLOCK,
+                &args,
+            )
+        } else {
+            let grid = blocks(p.lines, BLOCK, self.grid_cap());
+            self.launch(module, &codegen::scan_kernel(op, "thread"), (grid, 1), BLOCK, &args)
+        }
+    }
+
+    fn sort(&self, x: &TensorRef<'_>, axis: usize, descending: bool, out: &TensorRef<'_>, arg: bool) -> Result<()> {
+        self.expect_shape(out, x.shape, "the output")?;
+        if x.shape.is_empty() {
+            // One element: sorting copies it, argsort gives index 0.
+            return if arg {
+                self.elementwise(
+                    ModuleKey::Bytes(8),
+                    "fill",
+                    &[Operand::Scalar(Scalar::I64(0))],
+                    out,
+                    &[8, 8],
+                )
+            } else {
+                self.copy(x, out)
+            };
+        }
+        self.axis_of(axis, x.shape.len())?;
+        let n = numel(x.shape);
+        if n == 0 {
+            return Ok(());
+        }
+        let p = self.lines(x, axis, out.strides)?;
+        let size = x.dtype.size();
+        let keys = [
+            Scratch::new(self.dev, self.stream, n * size)?,
+            Scratch::new(self.dev, self.stream, n * size)?,
+        ];
+        let idx = [
+            Scratch::new(self.dev, self.stream, n * 8)?,
+            Scratch::new(self.dev, self.stream, n * 8)?,
+        ];
+        let module = ModuleKey::Sort(x.dtype);
+        let grid = blocks(n as u64, BLOCK, self.grid_cap());
+        let xp = self.ptr(x)?;
+        let pp = &p as *const LineParams as *mut c_void;
+        let (k0, i0) = (keys[0].ptr, idx[0].ptr);
+        self.launch(
+            module,
+            "sort_init",
+            (grid, 1),
+            BLOCK,
+            &[
+                pp,
+                &xp as *const u64 as *mut c_void,
+                &k0 as *const u64 as *mut c_void,
+                &i0 as *const u64 as *mut c_void,
+            ],
+        )?;
+        let merge = if descending {
+            "sort_merge_desc"
+        } else {
+            "sort_merge_asc"
+        };
+        let mut src = 0usize;
+        let mut width = 1u64;
+        while width < p.len {
+            let (ks, is, kd, id) = (keys[src].ptr, idx[src].ptr, keys[1 - src].ptr, idx[1 - src].ptr);
+            self.launch(
+                module,
+                merge,
+                (grid, 1),
+                BLOCK,
+                &[
+                    pp,
+                    &width as *const u64 as *mut c_void,
+                    &ks as *const u64 as *mut c_void,
+                    &is as *const u64 as *mut c_void,
+                    &kd as *const u64 as *mut c_void,
+                    &id as *const u64 as *mut c_void,
+                ],
+            )?;
+            src = 1 - src;
+            width *= 2;
+        }
+        let op_ptr = self.ptr(out)?;
+        let (kernel, from) = if arg {
+            ("sort_idx_out", idx[src].ptr)
+        } else {
+            ("sort_keys_out", keys[src].ptr)
+        };
+        self.launch(
+            module,
+            kernel,
+            (grid, 1),
+            BLOCK,
+            &[
+                pp,
+                &from as *const u64 as *mut c_void,
+                &op_ptr as *const u64 as *mut c_void,
+            ],
+        )
+    }
+
+    fn search_sorted(
+        &self,
+        sorted: &TensorRef<'_>,
+        values: &TensorRef<'_>,
+        right: bool,
+        out: &TensorRef<'_>,
+    ) -> Result<()> {
+        if sorted.shape.len() != 1 {
+            return Err(self.invalid(format!(
+                "searchsorted needs a 1-D sorted array, got {} dims",
+                sorted.shape.len()
+            )));
+        }
+        self.expect_dtype(values, sorted.dtype, "the values")?;
+        self.expect_dtype(out, DType::I64, "the output")?;
+        self.expect_shape(out, values.shape, "the output")?;
+        let n = numel(values.shape);
+        if n == 0 {
+            return Ok(());
+        }
+        let (shape, merged) = coalesce(values.shape, &[values.strides, out.strides]);
+        let params = EwParams::new(n, &shape, &merged).ok_or_else(|| self.too_many_dims(shape.len()))?;
+        let (vp, op_ptr, sp) = (self.ptr(values)?, self.ptr(out)?, self.ptr(sorted)?);
+        let ss = sorted.strides[0] as i64;
+        let len = sorted.shape[0] as u64;
+        let side = if right { "search_right" } else { "search_left" };
+        let variant = if n <= u32::MAX as usize { "s" } else { "l" };
+        let grid = blocks(n as u64, BLOCK, self.grid_cap());
+        let args = [
+            &params as *const EwParams as *mut c_void,
+            &vp as *const u64 as *mut c_void,
+            &op_ptr as *const u64 as *mut c_void,
+            &sp as *const u64 as *mut c_void,
+            &ss as *const i64 as *mut c_void,
+            &len as *const u64 as *mut c_void,
+        ];
+        self.launch(
+            ModuleKey::Search(sorted.dtype),
+            &format!("{side}_{variant}"),
+            (grid, 1),
+            BLOCK,
+            &args,
+        )
+    }
+
+    fn nonzero(&self, x: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
+        self.expect_dtype(out, DType::I64, "the output")?;
+        let nd = x.shape.len();
+        if out.shape.len() != 2 || out.shape[1] != nd {
+            return Err(self.invalid(format!("nonzero output must be [count, {nd}], got {:?}", out.shape)));
+        }
+        let n = numel(x.shape);
+        let count = out.shape[0] as u64;
+        if n == 0 || count == 0 || nd == 0 {
+            return Ok(());
+        }
+        if nd > MAX_DIMS {
+            return Err(self.too_many_dims(nd));
+        }
+        // The original dims (not merged): coordinates are per dim.
+        let params = EwParams::new(n, x.shape, &[x.strides.to_vec()]).ok_or_else(|| self.too_many_dims(nd))?;
+        let (xp, op_ptr) = (self.ptr(x)?, self.ptr(out)?);
+        let (os0, os1) = (out.strides[0] as i64, out.strides[1] as i64);
+        let args = [
+            &params as *const EwParams as *mut c_void,
+            &xp as *const u64 as *mut c_void,
+            &op_ptr as *const u64 as *mut c_void,
+            &count as *const u64 as *mut c_void,
+            &os0 as *const i64 as *mut c_void,
+            &os1 as *const i64 as *mut c_void,
+        ];
+        self.launch(ModuleKey::Nonzero(x.dtype), "nonzero", (1, 1), NONZERO_BLOCK, &args)
+    }
+
+    /// The generic matmul kernel (integers, and floats without cuBLAS or
+    /// with layouts cuBLAS cannot read).
+    pub fn matmul_kernel(&self, a: &TensorRef<'_>, b: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
+        let nd = a.shape.len();
+        let (m, k, n) = (a.shape[nd - 2], a.shape[nd - 1], b.shape[nd - 1]);
+        let batch_shape = &a.shape[..nd - 2];
+        let batch = numel(batch_shape);
+        if batch == 0 || m == 0 || n == 0 {
+            return Ok(());
+        }
+        let (bs, bst) = coalesce(
+            batch_shape,
+            &[&a.strides[..nd - 2], &b.strides[..nd - 2], &out.strides[..nd - 2]],
+        );
+        if bs.len() > MAX_DIMS {
+            return Err(self.too_many_dims(bs.len()));
+        }
+        let p = MmParams {
+            batch: batch as u64,
+            bdim: bs.len() as i32,
+            pad: 0,
+            bshape: dims_u(&bs),
+            bst: [dims_i(&bst[0]), dims_i(&bst[1]), dims_i(&bst[2])],
+            m: m as i64,
+            n: n as i64,
+            k: k as i64,
+            ars: a.strides[nd - 2] as i64,
+            acs: a.strides[nd - 1] as i64,
+            brs: b.strides[nd - 2] as i64,
+            bcs: b.strides[nd - 1] as i64,
+            ors: out.strides[nd - 2] as i64,
+            ocs: out.strides[nd - 1] as i64,
+        };
+        let (ap, bp, op_ptr) = (self.ptr(a)?, self.ptr(b)?, self.ptr(out)?);
+        let total = (batch as u64).saturating_mul(m as u64).saturating_mul(n as u64);
+        let grid = blocks(total, BLOCK, self.grid_cap());
+        let args = [
+            &p as *const MmParams as *mut c_void,
+            &ap as *const u64 as *mut c_void,
+            &bp as *const u64 as *mut c_void,
+            &op_ptr as *const u64 as *mut c_void,
+        ];
+        self.launch(ModuleKey::Matmul(a.dtype), "matmul", (grid, 1), BLOCK, &args)
+    }
+
+    /// Sets every element of `out` to zero (a matmul with `k == 0`).
+    pub fn zero(&self, out: &TensorRef<'_>) -> Result<()> {
+        let s = out.dtype.size();
+        let zero = Scalar::from_bits(out.dtype, 0);
+        self.elementwise(ModuleKey::Bytes(s), "fill", &[Operand::Scalar(zero)], out, &[s, s])
+    }
+
+    pub fn ptr_of(&self, t: &TensorRef<'_>) -> Result<CUdeviceptr> {
+        self.ptr(t)
+    }
+
+    pub fn expect(&self, t: &TensorRef<'_>, dtype: DType, role: &str) -> Result<()> {
+        self.expect_dtype(t, dtype, role)
+    }
+}
+
+fn as_ref<'a>(o: &Operand<TensorRef<'a>>) -> Operand<TensorRef<'a>> {
+    match o {
+        Operand::Tensor(t) => Operand::Tensor(*t),
+        Operand::Scalar(s) => Operand::Scalar(*s),
+    }
+}

@@ -1,0 +1,73 @@
+//! Streams and events: CUDA streams and events behind the core's handles.
+
+use crate::device::Core;
+use crate::driver::{bind, CUevent, CUstream, Raw};
+use cudarc::driver::sys;
+use std::sync::Arc;
+
+/// A CUDA stream of one device. The device's default stream is shared
+/// (not owned); streams from `create_stream` are destroyed with their
+/// last handle.
+pub struct CudaStream {
+    pub core: Arc<Core>,
+    pub raw: Raw<CUstream>,
+    owned: bool,
+}
+
+impl CudaStream {
+    pub fn default_of(core: &Arc<Core>) -> CudaStream {
+        CudaStream {
+            core: Arc::clone(core),
+            raw: core.stream,
+            owned: false,
+        }
+    }
+
+    pub fn owned(core: &Arc<Core>, raw: CUstream) -> CudaStream {
+        CudaStream {
+            core: Arc::clone(core),
+            raw: Raw(raw),
+            owned: true,
+        }
+    }
+
+    pub fn device(&self) -> usize {
+        self.core.index
+    }
+
+    /// Whether this is its device's default stream.
+    pub fn is_default(&self) -> bool {
+        self.raw == self.core.stream
+    }
+}
+
+impl Drop for CudaStream {
+    fn drop(&mut self) {
+        if self.owned && bind(self.core.ctx.0).is_ok() {
+            // SAFETY: created by `create_stream` and destroyed once; work
+            // still queued on it completes first (the driver defers it).
+            unsafe { sys::cuStreamDestroy_v2(self.raw.0) };
+        }
+    }
+}
+
+/// A CUDA event recorded on a stream of one device.
+pub struct CudaEvent {
+    pub core: Arc<Core>,
+    pub raw: Raw<CUevent>,
+}
+
+impl CudaEvent {
+    pub fn device(&self) -> usize {
+        self.core.index
+    }
+}
+
+impl Drop for CudaEvent {
+    fn drop(&mut self) {
+        if bind(self.core.ctx.0).is_ok() {
+            // SAFETY: created by `record_event` and destroyed once.
+            unsafe { sys::cuEventDestroy_v2(self.raw.0) };
+        }
+    }
+}
