@@ -11,7 +11,10 @@ cargo test --workspace --locked
 
 # Every generated CUDA kernel must compile. NVRTC is a library, not a GPU:
 # PyPI ships it, so this runs on machines without CUDA too.
+# Absolute paths: cargo runs each test from its own crate's directory.
 target="${CARGO_TARGET_DIR:-target}"
+mkdir -p "$target"
+target="$(cd "$target" && pwd)"
 nvrtc="$target/nvrtc-12.9"
 if [ ! -e "$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ]; then
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$nvrtc" "nvidia-cuda-nvrtc-cu12==12.9.86"
