@@ -8,7 +8,7 @@
 use crate::capability::Capabilities;
 use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use crate::stream::{Event, Stream};
-use crate::{DType, Device, Error, Result};
+use crate::{DType, Device, DeviceKind, Error, Result};
 use anydev_ops::{Op, OpCode, TensorDType};
 use serde::Serialize;
 use std::sync::Arc;
@@ -167,6 +167,16 @@ pub trait Backend: Send + Sync + 'static {
     fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()>;
 }
 
+/// Device `index` of a backend of `kind` whose devices are `devices`, or
+/// the `DeviceUnavailable` error that names the ones it has.
+pub fn device_at<T>(devices: &[T], kind: DeviceKind, index: usize) -> Result<&T> {
+    devices.get(index).ok_or_else(|| Error::DeviceUnavailable {
+        device: Device::new(kind, index).to_string(),
+        reason: format!("the {kind} backend has {} device(s)", devices.len()),
+        available: (0..devices.len()).map(|i| Device::new(kind, i)).collect(),
+    })
+}
+
 /// Allocates through `backend` and wraps the allocation as a [`Buffer`]
 /// that remembers its device, kind and allocator.
 pub fn allocate(backend: &Arc<dyn Backend>, device: Device, bytes: usize, kind: MemoryKind) -> Result<Buffer> {
@@ -189,6 +199,20 @@ pub fn check_range(op: &str, buffer: &Buffer, offset: usize, len: usize) -> Resu
             ),
         )),
     }
+}
+
+/// Fails unless `len` bytes are a whole number of repetitions of `pattern`
+/// (a non-empty one), as [`Backend::fill`] requires: a backend checks this
+/// before it writes, since a partial last repetition would leave bytes of
+/// the range unwritten or write past it.
+pub fn check_fill(len: usize, pattern: &[u8]) -> Result<()> {
+    if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
+        return Err(Error::invalid_argument(
+            "fill",
+            format!("{len} bytes is not a whole number of {}-byte patterns", pattern.len()),
+        ));
+    }
+    Ok(())
 }
 
 /// The byte range `[start, end)` of `buffer` that a strided operand can

@@ -19,6 +19,7 @@ pub mod reach;
 pub mod runtime;
 mod scope;
 pub mod stream;
+pub mod validate;
 
 pub use anydev_ops as ops;
 pub use anydev_ops::{DType, Scalar};

@@ -9,7 +9,7 @@
 mod memory;
 mod properties;
 
-use anydev_core::backend::{check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use anydev_core::backend::{check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode};
@@ -259,12 +259,7 @@ impl Backend for CpuBackend {
 
     fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         self.check_stream(stream)?;
-        if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
-            return Err(Error::invalid_argument(
-                "fill",
-                format!("{len} bytes is not a whole number of {}-byte patterns", pattern.len()),
-            ));
-        }
+        check_fill(len, pattern)?;
         check_range("fill", dst, offset, len)?;
         self.host(dst)?.fill(offset, len, pattern);
         Ok(())

@@ -13,6 +13,7 @@ use crate::exec::Exec;
 use crate::layout::{blas_layout, coalesce};
 use crate::loader::{self, Lib};
 use anydev_core::backend::TensorRef;
+use anydev_core::validate::MatmulDims;
 use anydev_core::{DType, Error, Result};
 use cudarc::cublas::sys as blas;
 use std::ffi::c_void;
@@ -40,35 +41,8 @@ struct Mat {
 /// `out = a @ b` over the batch dims.
 pub fn matmul(x: &Exec<'_>, a: &TensorRef<'_>, b: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
     let dt = a.dtype;
-    x.expect(b, dt, "b")?;
-    x.expect(out, dt, "the output")?;
-    let nd = a.shape.len();
-    if nd < 2 || b.shape.len() != nd || out.shape.len() != nd {
-        return Err(Error::invalid_argument(
-            x.name,
-            format!(
-                "matmul needs operands of one rank >= 2, got {}, {}, {}",
-                nd,
-                b.shape.len(),
-                out.shape.len()
-            ),
-        ));
-    }
-    let (m, k, n) = (a.shape[nd - 2], a.shape[nd - 1], b.shape[nd - 1]);
-    let batch = &a.shape[..nd - 2];
-    if b.shape[nd - 2] != k
-        || out.shape[nd - 2] != m
-        || out.shape[nd - 1] != n
-        || &b.shape[..nd - 2] != batch
-        || &out.shape[..nd - 2] != batch
-    {
-        return Err(Error::ShapeMismatch {
-            op: x.name.to_owned(),
-            shapes: vec![a.shape.to_vec(), b.shape.to_vec(), out.shape.to_vec()],
-            reason: "matmul needs [..., m, k] @ [..., k, n] -> [..., m, n]".into(),
-        });
-    }
-    if m == 0 || n == 0 || batch.contains(&0) {
+    let MatmulDims { batch, m, k, n } = x.check().matmul(a, b, out)?;
+    if m == 0 || n == 0 || batch == 0 {
         return Ok(());
     }
     if k == 0 {

@@ -9,8 +9,9 @@ use crate::driver::{check, CUdeviceptr, CUstream};
 use crate::layout::{blocks, coalesce, dims_i, dims_u, is_dense, EwParams, In, LineParams, MmParams, RedParams};
 use crate::memory::{CudaAllocation, Scratch};
 use anydev_core::backend::TensorRef;
-use anydev_core::ops::{Distribution, Op, Operand, ReduceOp, ScanOp};
-use anydev_core::{DType, Device, Error, Result, Scalar};
+use anydev_core::ops::{Op, Operand, ReduceOp, ScanOp};
+use anydev_core::validate::{numel, Check, RandomParams, Reduction};
+use anydev_core::{DType, Error, Result, Scalar};
 use cudarc::driver::sys;
 use std::ffi::c_void;
 
@@ -53,75 +54,33 @@ pub struct Exec<'a> {
     pub name: &'static str,
 }
 
-fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
-}
-
 impl Exec<'_> {
-    fn id(&self) -> Device {
-        self.dev.id
-    }
-
-    fn invalid(&self, message: impl Into<String>) -> Error {
-        Error::invalid_argument(self.name, message)
-    }
-
-    fn unsupported(&self, dtype: DType) -> Error {
-        Error::Unsupported {
-            op: self.name.to_owned(),
-            dtype,
-            device: self.id(),
-        }
+    /// The device-independent checks of this call.
+    pub fn check(&self) -> Check {
+        Check::new(self.name, self.dev.id)
     }
 
     /// The device address of an operand's first element.
     fn ptr(&self, t: &TensorRef<'_>) -> Result<CUdeviceptr> {
-        let alloc = t
-            .buffer
-            .downcast::<CudaAllocation>()
-            .ok_or_else(|| self.invalid(format!("{:?} was not allocated by the cuda backend", t.buffer)))?;
+        let alloc = t.buffer.downcast::<CudaAllocation>().ok_or_else(|| {
+            self.check()
+                .invalid(format!("{:?} was not allocated by the cuda backend", t.buffer))
+        })?;
         let reachable = alloc.device() == self.dev.core.index
             || alloc.kind != anydev_core::MemoryKind::Device
             || self.dev.peers.contains(&alloc.device());
         if !reachable {
             return Err(Error::DeviceMismatch {
                 op: self.name.to_owned(),
-                devices: vec![self.id(), t.buffer.device()],
+                devices: vec![self.dev.id, t.buffer.device()],
             });
         }
-        if !t.offset.is_multiple_of(t.dtype.size()) {
-            return Err(self.invalid(format!(
-                "byte offset {} is not a multiple of the {}-byte size of {}",
-                t.offset,
-                t.dtype.size(),
-                t.dtype
-            )));
-        }
+        self.check().element_offset(t)?;
         Ok(alloc.ptr + t.offset as u64)
     }
 
-    fn expect_dtype(&self, t: &TensorRef<'_>, dtype: DType, role: &str) -> Result<()> {
-        if t.dtype == dtype {
-            Ok(())
-        } else {
-            Err(self.invalid(format!("{role} has dtype {} where {dtype} is required", t.dtype)))
-        }
-    }
-
-    fn expect_shape(&self, t: &TensorRef<'_>, shape: &[usize], role: &str) -> Result<()> {
-        if t.shape == shape {
-            Ok(())
-        } else {
-            Err(Error::ShapeMismatch {
-                op: self.name.to_owned(),
-                shapes: vec![t.shape.to_vec(), shape.to_vec()],
-                reason: format!("{role} must have shape {shape:?}"),
-            })
-        }
-    }
-
     fn too_many_dims(&self, n: usize) -> Error {
-        self.invalid(format!(
+        self.check().invalid(format!(
             "operands need {n} dims after merging contiguous ones; the cuda backend handles at most {MAX_DIMS} (make the array contiguous first)"
         ))
     }
@@ -165,26 +124,21 @@ impl Exec<'_> {
     }
 
     pub fn execute(&self, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+        let check = self.check();
         let dtype = op.support_dtype();
         if !supports(op.code(), dtype) {
-            return Err(self.unsupported(dtype));
+            return Err(check.unsupported(dtype));
         }
         match op {
             Op::Unary { op: u, x, out } => {
-                let out_dtype = if u.outputs_bool() { DType::Bool } else { x.dtype };
-                self.expect_dtype(out, out_dtype, "the output")?;
-                let sizes = [x.dtype.size(), out_dtype.size()];
+                check.unary(*u, x, out)?;
+                let sizes = [x.dtype.size(), out.dtype.size()];
                 let kernel = codegen::unary_kernel(*u);
                 self.elementwise(ModuleKey::Unary(x.dtype), &kernel, &[Operand::Tensor(*x)], out, &sizes)
             }
             Op::Binary { op: b, lhs, rhs, out } => {
-                let d = lhs.dtype();
-                if rhs.dtype() != d {
-                    return Err(self.invalid(format!("operands have dtypes {d} and {}", rhs.dtype())));
-                }
-                let out_dtype = if b.outputs_bool() { DType::Bool } else { d };
-                self.expect_dtype(out, out_dtype, "the output")?;
-                let sizes = [d.size(), d.size(), out_dtype.size()];
+                let d = check.binary(*b, lhs, rhs, out)?;
+                let sizes = [d.size(), d.size(), out.dtype.size()];
                 let operands = [as_ref(lhs), as_ref(rhs)];
                 self.elementwise(
                     ModuleKey::Binary(d),
@@ -203,32 +157,14 @@ impl Exec<'_> {
                 self.elementwise(ModuleKey::Cast(x.dtype), &kernel, &[Operand::Tensor(*x)], out, &sizes)
             }
             Op::Where { cond, x, y, out } => {
-                self.expect_dtype(cond, DType::Bool, "the condition")?;
-                for v in [x, y] {
-                    if v.dtype() != out.dtype {
-                        return Err(self.invalid(format!(
-                            "where: a value has dtype {} but the output {}",
-                            v.dtype(),
-                            out.dtype
-                        )));
-                    }
-                }
+                check.where_(cond, x, y, out)?;
                 let s = out.dtype.size();
                 let operands = [Operand::Tensor(*cond), as_ref(x), as_ref(y)];
                 self.elementwise(ModuleKey::Bytes(s), "where", &operands, out, &[1, s, s, s])
             }
-            Op::Copy { x, out } => {
-                self.expect_dtype(out, x.dtype, "the output")?;
-                self.copy(x, out)
-            }
+            Op::Copy { x, out } => self.copy(x, out),
             Op::Fill { out, value } => {
-                if value.dtype() != out.dtype {
-                    return Err(self.invalid(format!(
-                        "fill value {value} is {}, the output is {}",
-                        value.dtype(),
-                        out.dtype
-                    )));
-                }
+                check.fill(out, *value)?;
                 let s = out.dtype.size();
                 self.elementwise(ModuleKey::Bytes(s), "fill", &[Operand::Scalar(*value)], out, &[s, s])
             }
@@ -246,24 +182,8 @@ impl Exec<'_> {
                 seed,
                 counter,
             } => {
-                let (kernel, p, q) = match *dist {
-                    Distribution::Uniform { low, high } => {
-                        if !(low.is_finite() && high.is_finite() && low <= high) {
-                            return Err(
-                                self.invalid(format!("uniform bounds [{low}, {high}) are not finite and ordered"))
-                            );
-                        }
-                        ("uniform", low, high)
-                    }
-                    Distribution::Normal { mean, std } => {
-                        if !(mean.is_finite() && std.is_finite() && std >= 0.0) {
-                            return Err(
-                                self.invalid(format!("normal mean {mean} / std {std} must be finite with std >= 0"))
-                            );
-                        }
-                        ("normal", mean, std)
-                    }
-                };
+                let RandomParams { p, q, normal } = check.random(dist)?;
+                let kernel = if normal { "normal" } else { "uniform" };
                 let operands = [
                     Operand::Scalar(Scalar::U64(*seed)),
                     Operand::Scalar(Scalar::U64(*counter)),
@@ -281,19 +201,13 @@ impl Exec<'_> {
                 axis,
                 descending,
                 out,
-            } => {
-                self.expect_dtype(out, x.dtype, "the output")?;
-                self.sort(x, *axis, *descending, out, false)
-            }
+            } => self.sort(x, *axis, *descending, out, false),
             Op::Argsort {
                 x,
                 axis,
                 descending,
                 out,
-            } => {
-                self.expect_dtype(out, DType::I64, "the output")?;
-                self.sort(x, *axis, *descending, out, true)
-            }
+            } => self.sort(x, *axis, *descending, out, true),
             Op::SearchSorted {
                 sorted,
                 values,
@@ -306,7 +220,7 @@ impl Exec<'_> {
     }
 
     fn copy(&self, x: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
-        self.expect_dtype(out, x.dtype, "the output")?;
+        self.check().expect_dtype(out, x.dtype, "the output")?;
         let s = x.dtype.size();
         self.elementwise(ModuleKey::Bytes(s), "copy", &[Operand::Tensor(*x)], out, &[s, s])
     }
@@ -332,7 +246,7 @@ impl Exec<'_> {
         for o in operands {
             match o {
                 Operand::Tensor(t) => {
-                    self.expect_shape(t, out.shape, "every operand")?;
+                    self.check().expect_shape(t, out.shape, "every operand")?;
                     strides.push(t.strides);
                     ins.push(In {
                         ptr: self.ptr(t)?,
@@ -383,34 +297,14 @@ impl Exec<'_> {
         self.launch(module, &format!("{kernel}_{variant}"), (grid, 1), BLOCK, &args)
     }
 
-    fn axis_of(&self, axis: usize, ndim: usize) -> Result<()> {
-        if axis < ndim {
-            Ok(())
-        } else {
-            Err(Error::InvalidAxis {
-                op: self.name.to_owned(),
-                axis: axis as isize,
-                ndim,
-            })
-        }
-    }
-
     fn take(&self, x: &TensorRef<'_>, indices: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
-        self.axis_of(axis, x.shape.len())?;
-        self.expect_dtype(indices, DType::I64, "the indices")?;
-        self.expect_dtype(out, x.dtype, "the output")?;
-        if indices.shape.len() != 1 {
-            return Err(self.invalid("indices must be one-dimensional"));
-        }
-        let mut shape = x.shape.to_vec();
-        shape[axis] = indices.shape[0];
-        self.expect_shape(out, &shape, "the output")?;
+        let shape = self.check().take(x, indices, axis, out)?;
         let n = numel(&shape);
         if n == 0 {
             return Ok(());
         }
         if x.shape[axis] == 0 {
-            return Err(self.invalid("cannot take from an empty axis"));
+            return Err(self.check().invalid("cannot take from an empty axis"));
         }
         let mut index_strides = vec![0isize; shape.len()];
         index_strides[axis] = indices.strides[0];
@@ -435,33 +329,12 @@ impl Exec<'_> {
     }
 
     fn reduce(&self, op: ReduceOp, x: &TensorRef<'_>, axes: &[usize], out: &TensorRef<'_>) -> Result<()> {
-        let nd = x.shape.len();
-        for (i, &a) in axes.iter().enumerate() {
-            self.axis_of(a, nd)?;
-            if i > 0 && axes[i - 1] >= a {
-                return Err(self.invalid("the axes must be sorted and unique"));
-            }
+        let Reduction { n_out, n_red, .. } = self.check().reduce(op, x, axes, out)?;
+        if n_out == 0 {
+            return Ok(());
         }
-        if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) && axes.len() != 1 {
-            return Err(self.invalid(format!("{op} reduces exactly one axis")));
-        }
-        let out_dtype = match op {
-            ReduceOp::All | ReduceOp::Any => DType::Bool,
-            ReduceOp::ArgMax | ReduceOp::ArgMin => DType::I64,
-            _ => x.dtype,
-        };
-        self.expect_dtype(out, out_dtype, "the output")?;
-        let mut shape = x.shape.to_vec();
-        for &a in axes {
-            shape[a] = 1;
-        }
-        self.expect_shape(
-            out,
-            &shape,
-            "the output (the input's shape with the reduced axes of length 1)",
-        )?;
         let (mut ks, mut kx, mut ko, mut rs, mut rx) = (vec![], vec![], vec![], vec![], vec![]);
-        for d in 0..nd {
+        for d in 0..x.shape.len() {
             if axes.contains(&d) {
                 rs.push(x.shape[d]);
                 rx.push(x.strides[d]);
@@ -470,15 +343,6 @@ impl Exec<'_> {
                 kx.push(x.strides[d]);
                 ko.push(out.strides[d]);
             }
-        }
-        let n_out = numel(&ks);
-        let n_red = numel(&rs);
-        if n_out == 0 {
-            return Ok(());
-        }
-        let needs_element = matches!(op, ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMax | ReduceOp::ArgMin);
-        if needs_element && n_red == 0 {
-            return Err(self.invalid(format!("{op} of an empty axis has no value")));
         }
         // argmin/argmax need the position along the one reduced axis, so
         // its dims are not merged (there is one anyway); others merge.
@@ -591,9 +455,7 @@ impl Exec<'_> {
     }
 
     fn scan(&self, op: ScanOp, x: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
-        self.expect_dtype(out, x.dtype, "the output")?;
-        self.expect_shape(out, x.shape, "the output")?;
-        self.axis_of(axis, x.shape.len())?;
+        self.check().lines(x, axis, out, x.dtype)?;
         if numel(x.shape) == 0 {
             return Ok(());
         }
@@ -620,7 +482,8 @@ impl Exec<'_> {
     }
 
     fn sort(&self, x: &TensorRef<'_>, axis: usize, descending: bool, out: &TensorRef<'_>, arg: bool) -> Result<()> {
-        self.expect_shape(out, x.shape, "the output")?;
+        let check = self.check();
+        check.expect_output(out, if arg { DType::I64 } else { x.dtype }, x.shape)?;
         if x.shape.is_empty() {
             // One element: sorting copies it, argsort gives index 0.
             return if arg {
@@ -635,7 +498,7 @@ impl Exec<'_> {
                 self.copy(x, out)
             };
         }
-        self.axis_of(axis, x.shape.len())?;
+        check.axis(axis, x.shape.len())?;
         let n = numel(x.shape);
         if n == 0 {
             return Ok(());
@@ -719,15 +582,7 @@ impl Exec<'_> {
         right: bool,
         out: &TensorRef<'_>,
     ) -> Result<()> {
-        if sorted.shape.len() != 1 {
-            return Err(self.invalid(format!(
-                "searchsorted needs a 1-D sorted array, got {} dims",
-                sorted.shape.len()
-            )));
-        }
-        self.expect_dtype(values, sorted.dtype, "the values")?;
-        self.expect_dtype(out, DType::I64, "the output")?;
-        self.expect_shape(out, values.shape, "the output")?;
+        self.check().search_sorted(sorted, values, out)?;
         let n = numel(values.shape);
         if n == 0 {
             return Ok(());
@@ -758,11 +613,8 @@ impl Exec<'_> {
     }
 
     fn nonzero(&self, x: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
-        self.expect_dtype(out, DType::I64, "the output")?;
+        self.check().nonzero(x, out)?;
         let nd = x.shape.len();
-        if out.shape.len() != 2 || out.shape[1] != nd {
-            return Err(self.invalid(format!("nonzero output must be [count, {nd}], got {:?}", out.shape)));
-        }
         let n = numel(x.shape);
         let count = out.shape[0] as u64;
         if n == 0 || count == 0 || nd == 0 {
@@ -840,10 +692,6 @@ impl Exec<'_> {
 
     pub fn ptr_of(&self, t: &TensorRef<'_>) -> Result<CUdeviceptr> {
         self.ptr(t)
-    }
-
-    pub fn expect(&self, t: &TensorRef<'_>, dtype: DType, role: &str) -> Result<()> {
-        self.expect_dtype(t, dtype, role)
     }
 }
 

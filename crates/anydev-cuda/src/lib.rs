@@ -34,7 +34,7 @@ pub mod loader;
 mod memory;
 mod stream;
 
-use anydev_core::backend::{check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use anydev_core::backend::{check_fill, check_operands, check_range, device_at, Backend, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode, Operand};
@@ -159,16 +159,8 @@ impl CudaBackend {
         })
     }
 
-    fn id(&self, index: usize) -> Device {
-        Device::new(self.kind, index)
-    }
-
     fn device(&self, index: usize) -> Result<&CudaDevice> {
-        self.devices.get(index).ok_or_else(|| Error::DeviceUnavailable {
-            device: format!("{NAME}:{index}"),
-            reason: format!("the cuda backend has {} device(s)", self.devices.len()),
-            available: (0..self.devices.len()).map(|i| self.id(i)).collect(),
-        })
+        device_at(&self.devices, self.kind, index)
     }
 
     /// The stream's handle and device, with the device's context bound.
@@ -503,12 +495,7 @@ impl Backend for CudaBackend {
     }
 
     fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
-        if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
-            return Err(Error::invalid_argument(
-                "fill",
-                format!("{len} bytes is not a whole number of {}-byte patterns", pattern.len()),
-            ));
-        }
+        check_fill(len, pattern)?;
         check_range("fill", dst, offset, len)?;
         let to = self.alloc("fill", dst)?.ptr + offset as u64;
         if len == 0 {

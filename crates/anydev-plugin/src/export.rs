@@ -243,6 +243,11 @@ fn size(v: u64) -> Result<usize> {
     usize::try_from(v).map_err(|_| PluginError::invalid_argument(format!("{v} does not fit in memory")))
 }
 
+/// The memory kind an ABI code names.
+fn memory_kind(code: u32) -> Result<MemoryKind> {
+    MemoryKind::from_code(code).ok_or_else(|| PluginError::invalid_argument(format!("unknown memory kind code {code}")))
+}
+
 unsafe extern "C" fn initialize<P: Plugin>(args: *const AnydevInitArgs, out: *mut *mut AnydevContext) -> AnydevStatus {
     guard(|| {
         // SAFETY: by the ABI contract `args` is NULL or a valid versioned struct.
@@ -414,8 +419,7 @@ unsafe extern "C" fn allocate<P: Plugin>(
 ) -> AnydevStatus {
     guard(|| {
         let c = Context::<P>::from_handle(ctx)?;
-        let kind = MemoryKind::from_code(kind)
-            .ok_or_else(|| PluginError::invalid_argument(format!("unknown memory kind code {kind}")))?;
+        let kind = memory_kind(kind)?;
         let buffer = c.plugin.allocate(c.device(dev)?, size(bytes)?, kind)?;
         put(out, into_handle(BUFFER_TAG, buffer))
     })
@@ -450,8 +454,7 @@ unsafe extern "C" fn buffer_import<P: Plugin>(
 ) -> AnydevStatus {
     guard(|| {
         let c = Context::<P>::from_handle(ctx)?;
-        let kind = MemoryKind::from_code(kind)
-            .ok_or_else(|| PluginError::invalid_argument(format!("unknown memory kind code {kind}")))?;
+        let kind = memory_kind(kind)?;
         let ptr = std::ptr::NonNull::new(ptr).ok_or_else(|| PluginError::invalid_argument("NULL memory to import"))?;
         // SAFETY: by the `buffer_import` contract the host keeps `size` bytes
         // at `ptr` valid until it frees the buffer made from them.

@@ -7,6 +7,7 @@ use crate::memory::GpuAllocation;
 use crate::shader::{KernelKey, MATMUL_TILE};
 use anydev_core::backend::TensorRef;
 use anydev_core::ops::{Distribution, Op, Operand, ReduceOp};
+use anydev_core::validate::{numel, Check, MatmulDims, RandomParams, Reduction};
 use anydev_core::{DType, Device, Error, Result, Scalar};
 
 /// A reduction switches to a workgroup per output element when each
@@ -23,29 +24,17 @@ pub struct Exec<'a> {
     pub name: &'static str,
 }
 
-fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
-}
-
 impl<'a> Exec<'a> {
-    fn unsupported(&self, dtype: DType) -> Error {
-        Error::Unsupported {
-            op: self.name.to_owned(),
-            dtype,
-            device: self.id,
-        }
-    }
-
-    fn invalid(&self, message: impl Into<String>) -> Error {
-        Error::invalid_argument(self.name, message)
+    fn check(&self) -> Check {
+        Check::new(self.name, self.id)
     }
 
     /// The wgpu buffer behind an operand, checked to be this device's.
     fn buffer<'t>(&self, t: &TensorRef<'t>) -> Result<&'t wgpu::Buffer> {
-        let alloc = t
-            .buffer
-            .downcast::<GpuAllocation>()
-            .ok_or_else(|| self.invalid(format!("{:?} was not allocated by the wgpu backend", t.buffer)))?;
+        let alloc = t.buffer.downcast::<GpuAllocation>().ok_or_else(|| {
+            self.check()
+                .invalid(format!("{:?} was not allocated by the wgpu backend", t.buffer))
+        })?;
         if alloc.device != self.index {
             return Err(Error::DeviceMismatch {
                 op: self.name.to_owned(),
@@ -57,35 +46,7 @@ impl<'a> Exec<'a> {
 
     /// The operand's offset in elements.
     fn elements(&self, t: &TensorRef<'_>) -> Result<usize> {
-        if !t.offset.is_multiple_of(t.dtype.size()) {
-            return Err(self.invalid(format!(
-                "byte offset {} is not a multiple of the {}-byte size of {}",
-                t.offset,
-                t.dtype.size(),
-                t.dtype
-            )));
-        }
-        Ok(t.offset / t.dtype.size())
-    }
-
-    fn expect_dtype(&self, t: &TensorRef<'_>, dtype: DType, role: &str) -> Result<()> {
-        if t.dtype == dtype {
-            Ok(())
-        } else {
-            Err(self.invalid(format!("{role} has dtype {} where {dtype} is required", t.dtype)))
-        }
-    }
-
-    fn expect_shape(&self, t: &TensorRef<'_>, shape: &[usize], role: &str) -> Result<()> {
-        if t.shape == shape {
-            Ok(())
-        } else {
-            Err(Error::ShapeMismatch {
-                op: self.name.to_owned(),
-                shapes: vec![t.shape.to_vec(), shape.to_vec()],
-                reason: format!("{role} must have shape {shape:?}"),
-            })
-        }
+        self.check().element_offset(t)
     }
 
     fn run(
@@ -105,7 +66,7 @@ impl<'a> Exec<'a> {
             output,
             grid,
         };
-        launch(self.dev, l, || self.unsupported(dtype))
+        launch(self.dev, l, || self.check().unsupported(dtype))
     }
 
     /// An elementwise launch over `out`'s shape: tensor operands in order,
@@ -123,7 +84,7 @@ impl<'a> Exec<'a> {
         for (slot, operand) in operands.iter().enumerate() {
             match operand {
                 Operand::Tensor(t) => {
-                    self.expect_shape(t, out.shape, "every operand")?;
+                    self.check().expect_shape(t, out.shape, "every operand")?;
                     params.operand(self.name, self.elements(t)?, t.strides)?;
                     inputs.push(self.buffer(t)?);
                 }
@@ -135,31 +96,20 @@ impl<'a> Exec<'a> {
         self.run(key, params, inputs, self.buffer(out)?, grid, dtype)
     }
 
-    fn scalar_of(&self, s: Scalar, dtype: DType) -> Result<Scalar> {
-        if s.dtype() == dtype {
-            Ok(s)
-        } else {
-            Err(self.invalid(format!("scalar {s} has dtype {} where {dtype} is required", s.dtype())))
-        }
-    }
-
     pub fn execute(&self, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+        let check = self.check();
         let dtype = op.support_dtype();
         if !crate::shader::supports(self.dev.features, op.code(), dtype) {
-            return Err(self.unsupported(dtype));
+            return Err(check.unsupported(dtype));
         }
         match op {
             Op::Unary { op: u, x, out } => {
-                self.expect_dtype(out, if u.outputs_bool() { DType::Bool } else { x.dtype }, "the output")?;
+                check.unary(*u, x, out)?;
                 let key = KernelKey::Unary { op: *u, dtype: x.dtype };
                 self.elementwise(key, &[Operand::Tensor(x)], out, dtype)
             }
             Op::Binary { op: b, lhs, rhs, out } => {
-                let d = lhs.dtype();
-                if rhs.dtype() != d {
-                    return Err(self.invalid(format!("operands have dtypes {d} and {}", rhs.dtype())));
-                }
-                self.expect_dtype(out, if b.outputs_bool() { DType::Bool } else { d }, "the output")?;
+                let d = check.binary(*b, lhs, rhs, out)?;
                 let key = KernelKey::Binary {
                     op: *b,
                     dtype: d,
@@ -183,16 +133,7 @@ impl<'a> Exec<'a> {
                 self.elementwise(key, &[Operand::Tensor(x)], out, dtype)
             }
             Op::Where { cond, x, y, out } => {
-                self.expect_dtype(cond, DType::Bool, "the condition")?;
-                for v in [x, y] {
-                    if v.dtype() != out.dtype {
-                        return Err(self.invalid(format!(
-                            "where: a value has dtype {} but the output {}",
-                            v.dtype(),
-                            out.dtype
-                        )));
-                    }
-                }
+                check.where_(cond, x, y, out)?;
                 let key = KernelKey::Where {
                     dtype: out.dtype,
                     x_scalar: x.tensor().is_none(),
@@ -202,12 +143,12 @@ impl<'a> Exec<'a> {
                 self.elementwise(key, &operands, out, dtype)
             }
             Op::Copy { x, out } => {
-                self.expect_dtype(out, x.dtype, "the output")?;
+                check.expect_dtype(out, x.dtype, "the output")?;
                 self.elementwise(KernelKey::Copy(x.dtype), &[Operand::Tensor(x)], out, dtype)
             }
             Op::Fill { out, value } => {
-                let value = self.scalar_of(*value, out.dtype)?;
-                self.elementwise(KernelKey::Fill(out.dtype), &[Operand::Scalar(value)], out, dtype)
+                check.fill(out, *value)?;
+                self.elementwise(KernelKey::Fill(out.dtype), &[Operand::Scalar(*value)], out, dtype)
             }
             Op::Arange { out, start, step } => {
                 let via = if self.dev.features.holds(DType::F64) {
@@ -237,7 +178,7 @@ impl<'a> Exec<'a> {
             Op::Take { x, indices, axis, out } => self.take(x, indices, *axis, out),
             Op::Reduce { op: r, x, axes, out } => self.reduce(*r, x, axes, out),
             Op::Scan { op: s, x, axis, out } => {
-                self.expect_dtype(out, x.dtype, "the output")?;
+                check.lines(x, *axis, out, x.dtype)?;
                 self.lines(KernelKey::Scan { op: *s, dtype: x.dtype }, x, *axis, out, false)
             }
             Op::Sort {
@@ -246,7 +187,7 @@ impl<'a> Exec<'a> {
                 descending,
                 out,
             } => {
-                self.expect_dtype(out, x.dtype, "the output")?;
+                check.lines(x, *axis, out, x.dtype)?;
                 let key = KernelKey::Sort {
                     dtype: x.dtype,
                     descending: *descending,
@@ -260,7 +201,7 @@ impl<'a> Exec<'a> {
                 descending,
                 out,
             } => {
-                self.expect_dtype(out, DType::I64, "the output")?;
+                check.lines(x, *axis, out, DType::I64)?;
                 let key = KernelKey::Sort {
                     dtype: x.dtype,
                     descending: *descending,
@@ -280,10 +221,7 @@ impl<'a> Exec<'a> {
     }
 
     fn random(&self, out: &TensorRef<'_>, dist: &Distribution, seed: u64, counter: u64) -> Result<()> {
-        let (p, q, normal) = match *dist {
-            Distribution::Uniform { low, high } => (low, high, false),
-            Distribution::Normal { mean, std } => (mean, std, true),
-        };
+        let RandomParams { p, q, normal } = self.check().random(dist)?;
         let via = crate::shader::random::via(self.dev.features.holds(DType::F64));
         let param = |v: f64| {
             if via == DType::F64 {
@@ -310,30 +248,11 @@ impl<'a> Exec<'a> {
         )
     }
 
-    fn axis_of(&self, axis: usize, ndim: usize) -> Result<()> {
-        if axis < ndim {
-            Ok(())
-        } else {
-            Err(Error::InvalidAxis {
-                op: self.name.to_owned(),
-                axis: axis as isize,
-                ndim,
-            })
-        }
-    }
-
     fn take(&self, x: &TensorRef<'_>, indices: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
-        self.axis_of(axis, x.shape.len())?;
-        self.expect_dtype(indices, DType::I64, "the indices")?;
-        self.expect_dtype(out, x.dtype, "the output")?;
-        if indices.shape.len() != 1 {
-            return Err(self.invalid("indices must be one-dimensional"));
-        }
-        let mut shape = x.shape.to_vec();
-        shape[axis] = indices.shape[0];
-        self.expect_shape(out, &shape, "the output")?;
+        let check = self.check();
+        let shape = check.take(x, indices, axis, out)?;
         if x.shape[axis] == 0 && indices.shape[0] > 0 {
-            return Err(self.invalid("cannot take from an empty axis"));
+            return Err(check.invalid("cannot take from an empty axis"));
         }
         let n = numel(&shape);
         let mut params = Params::new(self.name, n, &shape)?;
@@ -358,38 +277,13 @@ impl<'a> Exec<'a> {
     }
 
     fn reduce(&self, op: ReduceOp, x: &TensorRef<'_>, axes: &[usize], out: &TensorRef<'_>) -> Result<()> {
-        let nd = x.shape.len();
-        for (i, &a) in axes.iter().enumerate() {
-            self.axis_of(a, nd)?;
-            if i > 0 && axes[i - 1] >= a {
-                return Err(self.invalid("the axes must be sorted and unique"));
-            }
-        }
-        if matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) && axes.len() != 1 {
-            return Err(self.invalid(format!("{op} reduces exactly one axis")));
-        }
-        let out_dtype = match op {
-            ReduceOp::All | ReduceOp::Any => DType::Bool,
-            ReduceOp::ArgMax | ReduceOp::ArgMin => DType::I64,
-            _ => x.dtype,
-        };
-        self.expect_dtype(out, out_dtype, "the output")?;
-        let mut shape = x.shape.to_vec();
-        for &a in axes {
-            shape[a] = 1;
-        }
-        self.expect_shape(
-            out,
-            &shape,
-            "the output (the input's shape with the reduced axes of length 1)",
-        )?;
-        let red_shape: Vec<usize> = axes.iter().map(|&a| x.shape[a]).collect();
-        let n_red = numel(&red_shape);
-        let n_out = numel(&shape);
-        let needs_element = matches!(op, ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMax | ReduceOp::ArgMin);
-        if needs_element && n_red == 0 && n_out > 0 {
-            return Err(self.invalid(format!("{op} of an empty axis has no value")));
-        }
+        let Reduction {
+            shape,
+            reduced: red_shape,
+            n_out,
+            n_red,
+            ..
+        } = self.check().reduce(op, x, axes, out)?;
         let workgroup = n_red >= WORKGROUP_REDUCE_MIN && n_out <= WORKGROUP_REDUCE_MAX_OUTPUTS;
         let mut params = Params::new(self.name, n_out, &shape)?;
         params.operand(self.name, self.elements(x)?, x.strides)?;
@@ -415,8 +309,9 @@ impl<'a> Exec<'a> {
         self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)
     }
 
-    /// Scans and sorts: an iteration space of lines along `axis`; one
-    /// thread per line, or per element when `per_element`.
+    /// Scans and sorts (checked by the caller): an iteration space of
+    /// lines along `axis`; one thread per line, or per element when
+    /// `per_element`.
     fn lines(
         &self,
         key: KernelKey,
@@ -425,8 +320,6 @@ impl<'a> Exec<'a> {
         out: &TensorRef<'_>,
         per_element: bool,
     ) -> Result<()> {
-        self.axis_of(axis, x.shape.len())?;
-        self.expect_shape(out, x.shape, "the output")?;
         let len = x.shape[axis];
         let mut shape = x.shape.to_vec();
         shape[axis] = 1;
@@ -450,12 +343,7 @@ impl<'a> Exec<'a> {
         right: bool,
         out: &TensorRef<'_>,
     ) -> Result<()> {
-        if sorted.shape.len() != 1 {
-            return Err(self.invalid("the sorted array must be one-dimensional"));
-        }
-        self.expect_dtype(values, sorted.dtype, "the values")?;
-        self.expect_dtype(out, DType::I64, "the output")?;
-        self.expect_shape(out, values.shape, "the output")?;
+        self.check().search_sorted(sorted, values, out)?;
         let n = numel(values.shape);
         let mut params = Params::new(self.name, n, values.shape)?;
         params.operand(self.name, self.elements(values)?, values.strides)?;
@@ -473,31 +361,17 @@ impl<'a> Exec<'a> {
     }
 
     fn matmul(&self, a: &TensorRef<'_>, b: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
+        let check = self.check();
+        let MatmulDims {
+            batch: batches,
+            m,
+            k,
+            n,
+        } = check.matmul(a, b, out)?;
         let nd = out.shape.len();
-        if nd < 2 || a.shape.len() != nd || b.shape.len() != nd {
-            return Err(self.invalid(
-                "matmul operands must have the same rank, at least 2 (batch dims broadcast with zero strides)",
-            ));
-        }
-        self.expect_dtype(b, a.dtype, "b")?;
-        self.expect_dtype(out, a.dtype, "the output")?;
-        let (m, k, n) = (a.shape[nd - 2], a.shape[nd - 1], b.shape[nd - 1]);
         let batch = &out.shape[..nd - 2];
-        let shapes_ok = b.shape[nd - 2] == k
-            && out.shape[nd - 2] == m
-            && out.shape[nd - 1] == n
-            && a.shape[..nd - 2] == *batch
-            && b.shape[..nd - 2] == *batch;
-        if !shapes_ok {
-            return Err(Error::ShapeMismatch {
-                op: self.name.to_owned(),
-                shapes: vec![a.shape.to_vec(), b.shape.to_vec(), out.shape.to_vec()],
-                reason: "expected [..., m, k] @ [..., k, n] -> [..., m, n]".into(),
-            });
-        }
-        let batches = numel(batch);
         if batches > self.dev.limits.max_compute_workgroups_per_dimension as usize {
-            return Err(self.invalid(format!(
+            return Err(check.invalid(format!(
                 "{batches} matrices are more than one wgpu dispatch can launch; split the batch"
             )));
         }
@@ -530,11 +404,7 @@ impl<'a> Exec<'a> {
     }
 
     fn nonzero(&self, x: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
-        self.expect_dtype(out, DType::I64, "the output")?;
-        let nd = x.shape.len();
-        if out.shape.len() != 2 || out.shape[1] != nd {
-            return Err(self.invalid(format!("the output must have shape [count, {nd}]")));
-        }
+        self.check().nonzero(x, out)?;
         let n = numel(x.shape);
         let mut params = Params::new(self.name, n, x.shape)?;
         params.operand(self.name, self.elements(x)?, x.strides)?;

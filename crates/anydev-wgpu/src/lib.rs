@@ -30,7 +30,7 @@ mod stream;
 
 pub use adapter::{InitOptions, BACKENDS_ENV};
 
-use anydev_core::backend::{check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use anydev_core::backend::{check_fill, check_operands, check_range, device_at, Backend, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode};
@@ -85,11 +85,7 @@ impl WgpuBackend {
     }
 
     fn device(&self, index: usize) -> Result<&GpuDevice> {
-        self.devices.get(index).ok_or_else(|| Error::DeviceUnavailable {
-            device: format!("{NAME}:{index}"),
-            reason: format!("the wgpu backend has {} device(s)", self.devices.len()),
-            available: (0..self.devices.len()).map(|i| self.id(i)).collect(),
-        })
+        device_at(&self.devices, self.kind, index)
     }
 
     fn stream_device(&self, stream: &Stream) -> Result<(usize, &GpuDevice)> {
@@ -289,12 +285,7 @@ impl Backend for WgpuBackend {
 
     fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         let (index, dev) = self.stream_device(stream)?;
-        if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
-            return Err(Error::invalid_argument(
-                "fill",
-                format!("{len} bytes is not a whole number of {}-byte patterns", pattern.len()),
-            ));
-        }
+        check_fill(len, pattern)?;
         check_range("fill", dst, offset, len)?;
         memory::fill(dev, self.on_stream("fill", dst, index)?, offset, len, pattern)
     }

@@ -8,7 +8,7 @@
 //! `Plugin` errors naming the plugin and its library.
 
 use super::instance::{CallError, Instance};
-use crate::backend::{check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use crate::backend::{check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef};
 use crate::capability::{keys, CapValue, Capabilities};
 use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use crate::stream::{Event, Stream};
@@ -587,12 +587,7 @@ impl Backend for PluginBackend {
 
     fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
         let s = self.stream(stream)?;
-        if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
-            return Err(Error::invalid_argument(
-                "fill",
-                format!("{len} bytes is not a whole number of {}-byte patterns", pattern.len()),
-            ));
-        }
+        check_fill(len, pattern)?;
         check_range("fill", dst, offset, len)?;
         let dst = self.buffer(dst)?;
         self.instance()
