@@ -2,6 +2,7 @@
 
 use crate::context::DeviceCtx;
 use crate::shape::{self, Dims, Strides};
+use anydev_core::memory::BufferOwner;
 use anydev_core::{Buffer, DType, Device, TensorRef};
 use std::sync::Arc;
 
@@ -10,6 +11,13 @@ use std::sync::Arc;
 pub(crate) struct Storage {
     pub buffer: Buffer,
     pub ctx: Arc<DeviceCtx>,
+}
+
+/// Zero-copy mappings of an array's memory keep its storage alive.
+impl BufferOwner for Storage {
+    fn buffer(&self) -> &Buffer {
+        &self.buffer
+    }
 }
 
 /// An n-dimensional array on one device.

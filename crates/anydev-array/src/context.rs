@@ -12,8 +12,10 @@ use anydev_core::capability::keys;
 use anydev_core::memory::MemoryKind;
 use anydev_core::reach::Reach;
 use anydev_core::{Backend, DType, Device, Error, Result, Runtime, Stream};
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 thread_local! {
@@ -21,6 +23,10 @@ thread_local! {
     static CONTEXTS: RefCell<Vec<Arc<DeviceCtx>>> = const { RefCell::new(Vec::new()) };
     static CHOSEN_STREAMS: RefCell<Vec<Stream>> = const { RefCell::new(Vec::new()) };
 }
+
+/// Live [`StreamGuard`]s in all threads: while there are none, an op finds
+/// its stream without touching the thread-local list.
+static LIVE_STREAM_GUARDS: AtomicUsize = AtomicUsize::new(0);
 
 /// A new stream on `device` (in this thread's runtime), for [`with_stream`].
 pub fn new_stream(device: Device) -> Result<Stream> {
@@ -47,6 +53,7 @@ pub struct StreamGuard {
 impl StreamGuard {
     pub fn new(stream: &Stream) -> StreamGuard {
         CHOSEN_STREAMS.with(|s| s.borrow_mut().push(stream.clone()));
+        LIVE_STREAM_GUARDS.fetch_add(1, Ordering::Relaxed);
         StreamGuard { _not_send: PhantomData }
     }
 }
@@ -54,6 +61,7 @@ impl StreamGuard {
 impl Drop for StreamGuard {
     fn drop(&mut self) {
         CHOSEN_STREAMS.with(|s| s.borrow_mut().pop());
+        LIVE_STREAM_GUARDS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -105,7 +113,8 @@ pub(crate) struct DeviceCtx {
     /// The device's native memory kind (the first it lists).
     native_kind: MemoryKind,
     /// The kind new arrays get when unified memory is on, when the device
-    /// has one the host reaches.
+    /// has one the host reaches other than its native kind (the host's own
+    /// devices have none, and skip reading the setting).
     unified_kind: Option<MemoryKind>,
     /// Which memory the device uses in place.
     pub reach: Reach,
@@ -159,7 +168,7 @@ impl DeviceCtx {
             stream: backend.default_stream(index)?,
             backend,
             native_kind,
-            unified_kind: reach.unified_kind(&kinds),
+            unified_kind: reach.unified_kind(&kinds).filter(|&kind| kind != native_kind),
             reach,
             asynchronous: caps.flag(keys::ASYNC_EXECUTION),
             dtypes,
@@ -168,6 +177,7 @@ impl DeviceCtx {
 
     /// The memory kind for a new array: the native one, or with unified
     /// memory on a kind the host reaches too.
+    #[inline]
     pub fn memory_kind(&self) -> MemoryKind {
         match self.unified_kind {
             // `build` has checked that the setting reads.
@@ -178,13 +188,17 @@ impl DeviceCtx {
 
     /// The stream ops on this device run on: this thread's [`with_stream`]
     /// choice for the device, else its default stream.
-    pub fn stream(&self) -> Stream {
-        if CHOSEN_STREAMS.with(|s| s.borrow().is_empty()) {
-            return self.stream.clone();
+    /// Borrowed in the common case (no choice made), so a small op pays no
+    /// reference-count traffic for it.
+    pub fn stream(&self) -> Cow<'_, Stream> {
+        // A guard of this thread is counted before its ops run, so zero
+        // means this thread has made no choice.
+        if LIVE_STREAM_GUARDS.load(Ordering::Relaxed) == 0 {
+            return Cow::Borrowed(&self.stream);
         }
         CHOSEN_STREAMS
             .with(|s| s.borrow().iter().rev().find(|c| c.device() == self.device).cloned())
-            .unwrap_or_else(|| self.stream.clone())
+            .map_or(Cow::Borrowed(&self.stream), Cow::Owned)
     }
 
     /// Fails with `UnsupportedDType` unless the device holds `dtype`.

@@ -195,10 +195,10 @@ impl Array {
         // A mapping going back to the device that owns its memory: the
         // array it was made from holds that memory already.
         if buffer.owner() == target.device {
-            if let Some(storage) = buffer
-                .mapped_from()
-                .and_then(|s| Arc::clone(s).downcast::<Storage>().ok())
-            {
+            if let Some(storage) = buffer.mapped_from().and_then(|s| {
+                let owner: Arc<dyn Any + Send + Sync> = Arc::clone(s) as _;
+                owner.downcast::<Storage>().ok()
+            }) {
                 return Ok(Some(self.with_storage(storage)));
             }
         }
@@ -213,13 +213,11 @@ impl Array {
             return Ok(None);
         }
         let allocation = target.backend.map_buffer(target.device.index(), buffer)?;
-        let keep_alive: Arc<dyn Any + Send + Sync> = Arc::clone(&self.storage) as _;
         let mapping = Buffer::mapping(
             target.device,
             Arc::clone(&target.backend),
             allocation,
-            buffer,
-            keep_alive,
+            Arc::clone(&self.storage) as _,
         );
         let storage = Arc::new(Storage {
             buffer: mapping,

@@ -61,19 +61,20 @@ pub struct Buffer {
     len: usize,
     kind: MemoryKind,
     backend: Arc<dyn Backend>,
-    // Dropped before `origin`: a mapping releases its handle before the
+    // Dropped before `source`: a mapping releases its handle before the
     // memory it maps can go.
     allocation: Option<Box<dyn Allocation>>,
-    usage: Arc<Usage>,
-    origin: Option<Origin>,
+    /// The ordering record of an allocation. Inline, so a buffer costs one
+    /// heap block fewer; a mapping uses its source's record instead.
+    usage: Usage,
+    /// For a mapping, whatever owns the mapped memory.
+    source: Option<Arc<dyn BufferOwner>>,
 }
 
-/// Where a mapping's memory comes from.
-struct Origin {
-    owner: Device,
-    allocator: Arc<dyn Backend>,
-    /// Whatever owns the mapped memory (the source array's storage).
-    keep_alive: Arc<dyn Any + Send + Sync>,
+/// Something that owns a [`Buffer`] (the array layer's storage), held by
+/// every zero-copy mapping of that buffer to keep its memory alive.
+pub trait BufferOwner: Any + Send + Sync {
+    fn buffer(&self) -> &Buffer;
 }
 
 impl Buffer {
@@ -91,34 +92,30 @@ impl Buffer {
             kind,
             backend,
             allocation: Some(allocation),
-            usage: Arc::default(),
-            origin: None,
+            usage: Usage::default(),
+            source: None,
         }
     }
 
     /// A handle through which `device` (served by `backend`) uses the
-    /// memory of `source` without copying. `allocation` is what the
-    /// backend's [`Backend::map_buffer`] returned; `keep_alive` owns
-    /// `source` for as long as the mapping lives.
+    /// memory of the buffer `source` owns, without copying. `allocation` is
+    /// what the backend's [`Backend::map_buffer`] returned; the mapping
+    /// keeps `source` alive.
     pub fn mapping(
         device: Device,
         backend: Arc<dyn Backend>,
         allocation: Box<dyn Allocation>,
-        source: &Buffer,
-        keep_alive: Arc<dyn Any + Send + Sync>,
+        source: Arc<dyn BufferOwner>,
     ) -> Buffer {
+        let mapped = source.buffer();
         Buffer {
             device,
-            len: source.len,
-            kind: source.kind,
+            len: mapped.len,
+            kind: mapped.kind,
             backend,
             allocation: Some(allocation),
-            usage: Arc::clone(&source.usage),
-            origin: Some(Origin {
-                owner: source.owner(),
-                allocator: Arc::clone(source.allocator_backend()),
-                keep_alive,
-            }),
+            usage: Usage::default(),
+            source: Some(source),
         }
     }
 
@@ -130,18 +127,24 @@ impl Buffer {
     /// The device that owns the memory: [`Buffer::device`] unless this is
     /// a mapping of another device's memory.
     pub fn owner(&self) -> Device {
-        self.origin.as_ref().map_or(self.device, |o| o.owner)
+        self.mapped().map_or(self.device, Buffer::owner)
     }
 
-    /// For a mapping, what it keeps alive: the owner of the mapped memory
+    /// For a mapping, what it keeps alive: the owner of the mapped buffer
     /// (the array layer's storage of the source array).
-    pub fn mapped_from(&self) -> Option<&Arc<dyn Any + Send + Sync>> {
-        self.origin.as_ref().map(|o| &o.keep_alive)
+    pub fn mapped_from(&self) -> Option<&Arc<dyn BufferOwner>> {
+        self.source.as_ref()
+    }
+
+    /// For a mapping, the buffer it maps.
+    #[inline]
+    fn mapped(&self) -> Option<&Buffer> {
+        self.source.as_deref().map(BufferOwner::buffer)
     }
 
     /// Whether this handle maps memory another device owns.
     pub fn is_mapping(&self) -> bool {
-        self.origin.is_some()
+        self.source.is_some()
     }
 
     /// Size in bytes.
@@ -164,7 +167,7 @@ impl Buffer {
     }
 
     fn allocator_backend(&self) -> &Arc<dyn Backend> {
-        self.origin.as_ref().map_or(&self.backend, |o| &o.allocator)
+        self.mapped().map_or(&self.backend, Buffer::allocator_backend)
     }
 
     /// The name of the allocator (the backend) that made the memory.
@@ -172,6 +175,7 @@ impl Buffer {
         self.allocator_backend().name()
     }
 
+    #[inline]
     pub fn allocation(&self) -> &dyn Allocation {
         self.allocation.as_deref().expect("a live buffer holds its allocation")
     }
@@ -187,8 +191,9 @@ impl Buffer {
     }
 
     /// The ordering record of the memory, shared with every mapping of it.
+    #[inline]
     pub fn usage(&self) -> &Usage {
-        &self.usage
+        self.mapped().map_or(&self.usage, Buffer::usage)
     }
 }
 
@@ -202,12 +207,17 @@ impl Drop for Buffer {
         let Some(allocation) = self.allocation.take() else {
             return;
         };
+        let pending = self.usage().drain();
+        if pending.is_empty() {
+            self.backend.release(allocation, Vec::new());
+            return;
+        }
         let mut own = Vec::new();
         let mut failed = false;
-        for (backend, event) in self.usage.drain() {
+        for (backend, event) in pending {
             let same = std::ptr::addr_eq(Arc::as_ptr(&backend), Arc::as_ptr(&self.backend));
             match event {
-                Ok(event) if same && self.origin.is_none() => own.push(event),
+                Ok(event) if same && self.source.is_none() => own.push(event),
                 Ok(event) => failed |= backend.synchronize_event(&event).is_err(),
                 Err(_) => failed = true,
             }

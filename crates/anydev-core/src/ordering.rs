@@ -65,15 +65,19 @@ struct Pending {
 
 /// The ordering record of one piece of memory, shared by every buffer
 /// handle that reaches it (its allocation and its zero-copy mappings).
+///
+/// Every buffer holds one, so it is small and free to create: the record of
+/// pending uses is allocated only when an asynchronous backend first leaves
+/// one.
 #[derive(Default)]
 pub struct Usage {
     /// Whether any use is pending: lets the common case skip the lock.
     tracked: AtomicBool,
-    pending: Mutex<Pending>,
+    pending: Mutex<Option<Box<Pending>>>,
 }
 
 impl Usage {
-    fn lock(&self) -> MutexGuard<'_, Pending> {
+    fn lock(&self) -> MutexGuard<'_, Option<Box<Pending>>> {
         // A panic while holding the lock leaves the record consistent (every
         // update is a single assignment), so poisoning is ignored.
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
@@ -81,12 +85,20 @@ impl Usage {
 
     /// Orders work about to be enqueued on `stream` of `backend` after the
     /// pending uses it conflicts with.
+    #[inline]
     pub fn before(&self, backend: &Arc<dyn Backend>, stream: &Stream, access: Access) -> Result<()> {
         if !self.tracked.load(Ordering::Acquire) {
             return Ok(());
         }
-        let mut pending = self.lock();
-        let Pending { write, reads } = &mut *pending;
+        self.wait_conflicts(backend, stream, access)
+    }
+
+    fn wait_conflicts(&self, backend: &Arc<dyn Backend>, stream: &Stream, access: Access) -> Result<()> {
+        let mut guard = self.lock();
+        let Some(pending) = guard.as_deref_mut() else {
+            return Ok(());
+        };
+        let Pending { write, reads } = pending;
         let conflicts = write
             .iter_mut()
             .chain(reads.iter_mut().filter(|_| access == Access::Write));
@@ -107,7 +119,8 @@ impl Usage {
     /// Records a use just enqueued on `stream`. Callers skip it for
     /// backends that finish work before returning: nothing is pending then.
     pub fn after(&self, backend: &Arc<dyn Backend>, stream: &Stream, access: Access) {
-        let mut pending = self.lock();
+        let mut guard = self.lock();
+        let pending = guard.get_or_insert_default();
         let used = PendingUse {
             backend: Arc::clone(backend),
             stream: stream.clone(),
@@ -132,7 +145,10 @@ impl Usage {
         if !self.tracked.load(Ordering::Acquire) {
             return Ok(());
         }
-        let mut pending = self.lock();
+        let mut guard = self.lock();
+        let Some(pending) = guard.as_deref_mut() else {
+            return Ok(());
+        };
         if let Some(write) = pending.write.as_mut() {
             let event = write.event()?;
             write.backend.synchronize_event(&event)?;
@@ -151,12 +167,20 @@ impl Usage {
 
     /// Takes every pending use, each with an event after it, for a buffer
     /// being freed. Empty when nothing is pending.
+    #[inline]
     pub(crate) fn drain(&self) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
         if !self.tracked.load(Ordering::Acquire) {
             return Vec::new();
         }
-        let mut pending = self.lock();
-        let Pending { write, reads } = &mut *pending;
+        self.drain_pending()
+    }
+
+    fn drain_pending(&self) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
+        let mut guard = self.lock();
+        let Some(pending) = guard.as_deref_mut() else {
+            return Vec::new();
+        };
+        let Pending { write, reads } = pending;
         let drained = write
             .take()
             .into_iter()

@@ -81,18 +81,16 @@ impl CpuBackend {
     }
 
     /// The host view of a buffer this backend allocated or mapped.
+    #[inline]
     fn host(&self, buffer: &Buffer) -> Result<HostView> {
         let allocation = buffer.allocation().as_any();
         if let Some(own) = allocation.downcast_ref::<HostAllocation>() {
             return Ok(own.view());
         }
-        if let Some(mapped) = allocation.downcast_ref::<MappedHost>() {
-            return Ok(mapped.view());
+        match allocation.downcast_ref::<MappedHost>() {
+            Some(mapped) => Ok(mapped.view()),
+            None => Err(not_host_memory(buffer)),
         }
-        Err(Error::backend(
-            NAME,
-            format!("{buffer:?} was neither allocated nor mapped by the cpu backend"),
-        ))
     }
 
     fn host_tensor<'a>(&self, t: &TensorRef<'a>) -> Result<HostTensor<'a>> {
@@ -116,6 +114,16 @@ impl Default for CpuBackend {
     fn default() -> Self {
         CpuBackend::new()
     }
+}
+
+/// The error for a buffer the host kernels cannot reach; kept out of line
+/// so the per-operand lookup stays small.
+#[cold]
+fn not_host_memory(buffer: &Buffer) -> Error {
+    Error::backend(
+        NAME,
+        format!("{buffer:?} was neither allocated nor mapped by the cpu backend"),
+    )
 }
 
 impl Backend for CpuBackend {
