@@ -61,14 +61,20 @@ pub struct Buffer {
     len: usize,
     kind: MemoryKind,
     backend: Arc<dyn Backend>,
-    // Dropped before `source`: a mapping releases its handle before the
+    // Dropped before `memory`: a mapping releases its handle before the
     // memory it maps can go.
     allocation: Option<Box<dyn Allocation>>,
-    /// The ordering record of an allocation. Inline, so a buffer costs one
-    /// heap block fewer; a mapping uses its source's record instead.
-    usage: Usage,
-    /// For a mapping, whatever owns the mapped memory.
-    source: Option<Arc<dyn BufferOwner>>,
+    memory: Memory,
+}
+
+/// Whose memory a buffer is.
+enum Memory {
+    /// Its own allocation, with the ordering record of its uses (inline, so
+    /// a buffer costs no heap block beyond its allocation).
+    Own(Usage),
+    /// Another buffer's memory: the owner of that buffer, kept alive, whose
+    /// ordering record the mapping shares.
+    Mapped(Arc<dyn BufferOwner>),
 }
 
 /// Something that owns a [`Buffer`] (the array layer's storage), held by
@@ -92,8 +98,7 @@ impl Buffer {
             kind,
             backend,
             allocation: Some(allocation),
-            usage: Usage::default(),
-            source: None,
+            memory: Memory::Own(Usage::default()),
         }
     }
 
@@ -114,8 +119,7 @@ impl Buffer {
             kind: mapped.kind,
             backend,
             allocation: Some(allocation),
-            usage: Usage::default(),
-            source: Some(source),
+            memory: Memory::Mapped(source),
         }
     }
 
@@ -133,18 +137,24 @@ impl Buffer {
     /// For a mapping, what it keeps alive: the owner of the mapped buffer
     /// (the array layer's storage of the source array).
     pub fn mapped_from(&self) -> Option<&Arc<dyn BufferOwner>> {
-        self.source.as_ref()
+        match &self.memory {
+            Memory::Own(_) => None,
+            Memory::Mapped(source) => Some(source),
+        }
     }
 
     /// For a mapping, the buffer it maps.
     #[inline]
     fn mapped(&self) -> Option<&Buffer> {
-        self.source.as_deref().map(BufferOwner::buffer)
+        match &self.memory {
+            Memory::Own(_) => None,
+            Memory::Mapped(source) => Some(source.buffer()),
+        }
     }
 
     /// Whether this handle maps memory another device owns.
     pub fn is_mapping(&self) -> bool {
-        self.source.is_some()
+        matches!(self.memory, Memory::Mapped(_))
     }
 
     /// Size in bytes.
@@ -193,7 +203,10 @@ impl Buffer {
     /// The ordering record of the memory, shared with every mapping of it.
     #[inline]
     pub fn usage(&self) -> &Usage {
-        self.mapped().map_or(&self.usage, Buffer::usage)
+        match &self.memory {
+            Memory::Own(usage) => usage,
+            Memory::Mapped(source) => source.buffer().usage(),
+        }
     }
 }
 
@@ -207,17 +220,13 @@ impl Drop for Buffer {
         let Some(allocation) = self.allocation.take() else {
             return;
         };
-        let pending = self.usage().drain();
-        if pending.is_empty() {
-            self.backend.release(allocation, Vec::new());
-            return;
-        }
         let mut own = Vec::new();
         let mut failed = false;
-        for (backend, event) in pending {
+        let mapping = self.is_mapping();
+        for (backend, event) in self.usage().drain() {
             let same = std::ptr::addr_eq(Arc::as_ptr(&backend), Arc::as_ptr(&self.backend));
             match event {
-                Ok(event) if same && self.source.is_none() => own.push(event),
+                Ok(event) if same && !mapping => own.push(event),
                 Ok(event) => failed |= backend.synchronize_event(&event).is_err(),
                 Err(_) => failed = true,
             }
