@@ -97,13 +97,35 @@ fn nextafter_$T(a: $T, b: $T) -> $T {
 fn cast_bool_$T(a: $T) -> u32 { return select(0u, 1u, a != 0.0 || isnan_$T(a)); }
 "#;
 
-/// f64 narrowed for a 16-bit float the way the host (the `half` crate)
-/// does it: the low 32 bits of the f64 are dropped first, and the result
-/// (exact in f32) is then rounded to nearest-even when stored.
+/// f64 narrowed for a 16-bit float the way the host does it: rounded to
+/// odd into f32 (truncated, with the last bit set when inexact), so that
+/// the nearest-even rounding to f16/bf16 when stored rounds once. Worked
+/// on the bits, so neither the driver's f64 -> f32 rounding nor its
+/// handling of f32 subnormals matters.
 const F64_NARROW: &str = r#"
 fn f64_to_f32_for_half(x: f64) -> f32 {
-  if (isnan_f64(x)) { return f32(x); }
-  return f32(bitcast<f64>(bitcast<u64>(x) & 0xffffffff00000000lu));
+  let b = bitcast<u64>(x);
+  let sign = u32(b >> 32u) & 0x80000000u;
+  let ab = b & 0x7ffffffffffffffflu;
+  if (ab > 0x7ff0000000000000lu) { return bitcast<f32>(sign | 0x7fc00000u | (u32(ab >> 29u) & 0x7fffffu)); }
+  if (ab >= (1151lu << 52u)) { return bitcast<f32>(sign | 0x7f800000u); }
+  let e = u32(ab >> 52u);
+  var q: u32;
+  var rest: u64;
+  if (e >= 897u) {
+    let base = ab - (896lu << 52u);
+    q = u32(base >> 29u);
+    rest = base & 0x1ffffffflu;
+  } else if (e >= 874u) {
+    let m = (ab & 0xffffffffffffflu) | (1lu << 52u);
+    let s = 926u - e;
+    q = u32(m >> s);
+    rest = m & ((1lu << s) - 1lu);
+  } else {
+    q = 0u;
+    rest = ab;
+  }
+  return bitcast<f32>(sign | q | select(0u, 1u, rest != 0lu));
 }
 "#;
 
