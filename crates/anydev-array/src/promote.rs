@@ -246,8 +246,8 @@ pub fn float_scalar(v: f64, dtype: DType) -> Scalar {
         DType::U16 => Scalar::U16(v as u16),
         DType::U32 => Scalar::U32(v as u32),
         DType::U64 => Scalar::U64(v as u64),
-        DType::F16 => Scalar::F16(f16::from_f64(v)),
-        DType::BF16 => Scalar::BF16(bf16::from_f64(v)),
+        DType::F16 => Scalar::F16(anydev_ops::f16_from_f64(v)),
+        DType::BF16 => Scalar::BF16(anydev_ops::bf16_from_f64(v)),
         DType::F32 => Scalar::F32(v as f32),
         DType::F64 => Scalar::F64(v),
     }

@@ -6,7 +6,7 @@
 //! NumPy 2's: integers wrap, integer division by zero gives 0, float
 //! half-precision types compute in f32 and round once.
 
-use anydev_ops::{DType, Scalar};
+use anydev_ops::{bf16_from_f64, f16_from_f64, DType, Scalar};
 use half::{bf16, f16};
 use std::fmt::Debug;
 
@@ -245,22 +245,6 @@ macro_rules! float_element {
 float_element! {
     f32 => F32, f32, u32, up: |x| x, down: |c| c, from_f: |v: f64| v as f32, from_i: |v: i128| v as f32;
     f64 => F64, f64, u64, up: |x| x, down: |c| c, from_f: |v: f64| v, from_i: |v: i128| v as f64;
-    f16 => F16, f32, u16, up: f16::to_f32, down: f16::from_f32, from_f: |v| f16::from_f32(to_f32_odd(v)), from_i: |v: i128| f16::from_f32(v as f32);
-    bf16 => BF16, f32, u16, up: bf16::to_f32, down: bf16::from_f32, from_f: |v| bf16::from_f32(to_f32_odd(v)), from_i: |v: i128| bf16::from_f32(to_f32_odd(v as f64));
-}
-
-/// f64 to f32 rounding to odd: truncate, then set the last bit if the
-/// result is inexact. Rounding that to a narrower format (f16, bf16,
-/// which have at least two bits fewer) rounds to nearest-even exactly
-/// once, which a plain f64 -> f32 -> f16 chain does not.
-fn to_f32_odd(v: f64) -> f32 {
-    let f = v as f32;
-    if !f.is_finite() || f as f64 == v {
-        return f;
-    }
-    let mut bits = f.to_bits();
-    if (f as f64).abs() > v.abs() {
-        bits -= 1; // nearest rounded away from zero: step back toward it
-    }
-    f32::from_bits(bits | 1)
+    f16 => F16, f32, u16, up: f16::to_f32, down: f16::from_f32, from_f: f16_from_f64, from_i: |v: i128| f16::from_f32(v as f32);
+    bf16 => BF16, f32, u16, up: bf16::to_f32, down: bf16::from_f32, from_f: bf16_from_f64, from_i: |v: i128| bf16_from_f64(v as f64);
 }

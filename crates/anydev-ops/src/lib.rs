@@ -12,11 +12,13 @@
 
 mod codes;
 mod dtype;
+mod narrow;
 mod op;
 mod scalar;
 
 pub use codes::{BinaryOp, OpCode, ReduceOp, ScanOp, UnaryOp};
 pub use dtype::{DType, DTypeKind};
+pub use narrow::{bf16_from_f64, f16_from_f64};
 pub use op::{Distribution, Op, Operand, TensorDType};
 pub use scalar::Scalar;
 

@@ -79,8 +79,8 @@ pub fn round_to(dtype: DType, v: f64) -> f64 {
         DType::U16 => v as i64 as u16 as f64,
         DType::U32 => v as i64 as u32 as f64,
         DType::U64 => v as u64 as f64,
-        DType::F16 => f16::from_f64(v).to_f64(),
-        DType::BF16 => bf16::from_f64(v).to_f64(),
+        DType::F16 => anydev_core::ops::f16_from_f64(v).to_f64(),
+        DType::BF16 => anydev_core::ops::bf16_from_f64(v).to_f64(),
         DType::F32 => v as f32 as f64,
         DType::F64 => v,
     }
@@ -123,8 +123,8 @@ pub fn array(values: &[f64], shape: &[usize], dtype: DType, device: Device) -> R
         DType::U16 => up(vals.map(|v| v as i64 as u16).collect(), shape, device),
         DType::U32 => up(vals.map(|v| v as i64 as u32).collect(), shape, device),
         DType::U64 => up(vals.map(|v| v as u64).collect(), shape, device),
-        DType::F16 => up(vals.map(f16::from_f64).collect(), shape, device),
-        DType::BF16 => up(vals.map(bf16::from_f64).collect(), shape, device),
+        DType::F16 => up(vals.map(anydev_core::ops::f16_from_f64).collect(), shape, device),
+        DType::BF16 => up(vals.map(anydev_core::ops::bf16_from_f64).collect(), shape, device),
         DType::F32 => up(vals.map(|v| v as f32).collect(), shape, device),
         DType::F64 => up(vals.collect(), shape, device),
     }

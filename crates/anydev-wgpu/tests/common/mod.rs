@@ -133,8 +133,8 @@ pub fn encode(dtype: DType, values: &[f64]) -> Vec<u8> {
             DType::U16 => out.extend((v as u16).to_le_bytes()),
             DType::U32 => out.extend((v as u32).to_le_bytes()),
             DType::U64 => out.extend((v as u64).to_le_bytes()),
-            DType::F16 => out.extend(f16::from_f64(v).to_le_bytes()),
-            DType::BF16 => out.extend(bf16::from_f64(v).to_le_bytes()),
+            DType::F16 => out.extend(anydev_ops::f16_from_f64(v).to_le_bytes()),
+            DType::BF16 => out.extend(anydev_ops::bf16_from_f64(v).to_le_bytes()),
             DType::F32 => out.extend((v as f32).to_le_bytes()),
             DType::F64 => out.extend(v.to_le_bytes()),
         }
