@@ -131,7 +131,7 @@ pub fn main(args: Args) -> ExitCode {
 }
 
 /// The devices named on the command line, or every available one.
-fn select(runtime: &Runtime, names: &[String]) -> Result<Vec<Device>> {
+pub(crate) fn select(runtime: &Runtime, names: &[String]) -> Result<Vec<Device>> {
     if names.is_empty() {
         return Ok(runtime.devices());
     }

@@ -1,5 +1,6 @@
 //! The `anydev` command.
 
+mod accuracy;
 mod bench;
 mod conformance;
 mod info;
@@ -33,11 +34,15 @@ enum Command {
     /// Certify a plugin: run the device-generic cases and ABI checks on each
     /// of its devices; prints a table and `N passed, N failed, N skipped`.
     Conformance(conformance::Args),
+    /// Sweep every float function on every device and float dtype: the
+    /// largest error in ulps against the bound its backend promises.
+    Accuracy(accuracy::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Accuracy(args) => accuracy::main(args),
         Command::Bench(args) => bench::main(args),
         Command::Conformance(args) => conformance::main(args),
         Command::Info { json } => {

@@ -3,6 +3,7 @@
 //! ([`crate::reference`]), never against another device's kernel.
 
 mod abi;
+pub mod accuracy;
 mod elementwise;
 mod errors;
 mod linalg;

@@ -1,0 +1,130 @@
+//! `anydev accuracy`: the largest error in ulps of every float function on
+//! every device and float dtype, next to the bound its backend promises.
+//!
+//! The sweep, the references and the bounds are those of the device-generic
+//! case `accuracy::ulp_bounds` ([`anydev_testing::cases::accuracy`]), so the
+//! table printed here (and kept in `docs/accuracy.md`) is what the tests
+//! check. The exit status is a failure when a function exceeds its bound.
+
+use anydev::Device;
+use anydev_testing::cases::accuracy::{self, Measured};
+use serde::Serialize;
+use std::process::ExitCode;
+
+/// Options of `anydev accuracy`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Devices to sweep, comma-separated (default: every available device).
+    #[arg(long, value_delimiter = ',')]
+    device: Vec<String>,
+    /// Print JSON (one row per device, dtype and function) instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One row of the table.
+#[derive(Debug, Serialize)]
+struct Row {
+    device: String,
+    dtype: String,
+    op: &'static str,
+    points: usize,
+    /// Over the inputs whose NaN, infinity and zero sign match.
+    max_ulps: u64,
+    bound: u64,
+    within_bound: bool,
+    worst: String,
+    /// Inputs whose NaN, infinity or zero sign differs from the reference.
+    mismatches: usize,
+    first_mismatch: Option<String>,
+}
+
+impl Row {
+    fn new(device: Device, m: &Measured) -> Row {
+        Row {
+            device: device.to_string(),
+            dtype: m.dtype.to_string(),
+            op: m.op.name(),
+            points: m.points,
+            max_ulps: m.max_ulps,
+            bound: m.bound,
+            within_bound: m.within_bound(),
+            worst: m.worst.to_string(),
+            mismatches: m.mismatches,
+            first_mismatch: m.first_mismatch.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+impl Row {
+    /// The row as a line of the text table; mismatches name their first
+    /// input after the worst one.
+    fn to_line(&self) -> String {
+        let mut line = format!(
+            "{:<8} {:<5} {:<11} {:>6} {:>10} {:>5} {:>10}  {}",
+            self.device, self.dtype, self.op, self.points, self.max_ulps, self.bound, self.mismatches, self.worst
+        );
+        if let Some(p) = &self.first_mismatch {
+            line += &format!("; mismatch {p}");
+        }
+        if !self.within_bound {
+            line += "  OVER BOUND";
+        }
+        line
+    }
+}
+
+pub fn main(args: Args) -> ExitCode {
+    let runtime = anydev::runtime();
+    let devices = match crate::bench::select(runtime, &args.device) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("anydev accuracy: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if !args.json {
+        println!(
+            "{:<8} {:<5} {:<11} {:>6} {:>10} {:>5} {:>10}  worst input",
+            "device", "dtype", "op", "points", "max ulps", "bound", "mismatches"
+        );
+    }
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for device in devices {
+        let caps = match runtime.capabilities(device) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("anydev accuracy: {device}: {e}");
+                failed = true;
+                continue;
+            }
+        };
+        for &dtype in accuracy::DTYPES.iter().filter(|&&d| caps.supports_dtype(d)) {
+            match accuracy::sweep(runtime, device, dtype) {
+                Ok(measured) => {
+                    for m in &measured {
+                        let row = Row::new(device, m);
+                        failed |= !row.within_bound;
+                        if !args.json {
+                            println!("{}", row.to_line());
+                        }
+                        rows.push(row);
+                    }
+                }
+                Err(e) => {
+                    eprintln!("anydev accuracy: {device} {dtype}: {e}");
+                    failed = true;
+                }
+            }
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
