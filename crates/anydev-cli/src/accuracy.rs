@@ -31,7 +31,8 @@ struct Row {
     points: usize,
     /// Over the inputs whose NaN, infinity and zero sign match.
     max_ulps: u64,
-    bound: u64,
+    /// `null` where the backend promises nothing.
+    bound: Option<u64>,
     within_bound: bool,
     worst: String,
     /// Inputs whose NaN, infinity or zero sign differs from the reference.
@@ -47,7 +48,7 @@ impl Row {
             op: m.op.name(),
             points: m.points,
             max_ulps: m.max_ulps,
-            bound: m.bound,
+            bound: (m.bound != accuracy::UNBOUNDED).then_some(m.bound),
             within_bound: m.within_bound(),
             worst: m.worst.to_string(),
             mismatches: m.mismatches,
@@ -62,7 +63,14 @@ impl Row {
     fn to_line(&self) -> String {
         let mut line = format!(
             "{:<8} {:<5} {:<11} {:>6} {:>10} {:>5} {:>10}  {}",
-            self.device, self.dtype, self.op, self.points, self.max_ulps, self.bound, self.mismatches, self.worst
+            self.device,
+            self.dtype,
+            self.op,
+            self.points,
+            self.max_ulps,
+            self.bound.map_or("none".to_owned(), |b| b.to_string()),
+            self.mismatches,
+            self.worst
         );
         if let Some(p) = &self.first_mismatch {
             line += &format!("; mismatch {p}");

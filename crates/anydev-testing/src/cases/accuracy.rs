@@ -56,21 +56,35 @@ pub struct Bound {
 }
 
 impl Bound {
-    /// The promised f32 bound for a class; the 16-bit formats are computed
-    /// in f32 and rounded once, so they promise [`NARROW_BOUND`] instead.
+    /// The promised bound for a class and dtype. The 16-bit formats are
+    /// computed in f32 and rounded once: where f32 is within
+    /// [`NARROW_FROM`] ulps they promise [`NARROW_BOUND`] of their own,
+    /// and nothing where f32 promises nothing that tight.
     pub fn ulps(&self, class: Class, dtype: DType) -> u64 {
-        match (dtype, class) {
-            (DType::F16 | DType::BF16, _) => NARROW_BOUND,
-            (_, Class::Host) => self.host,
-            (_, Class::Wgpu) => self.wgpu,
+        let f32_bound = match class {
+            Class::Host => self.host,
+            Class::Wgpu => self.wgpu,
+        };
+        match dtype {
+            DType::F16 | DType::BF16 if f32_bound <= NARROW_FROM => NARROW_BOUND,
+            DType::F16 | DType::BF16 => UNBOUNDED,
+            _ => f32_bound,
         }
     }
 }
+
+/// A bound that promises nothing: the function is measured and documented
+/// but not checked (it may even give the wrong NaN, infinity or zero sign).
+pub const UNBOUNDED: u64 = u64::MAX;
 
 /// The bound of every function on f16 and bf16, in their own ulps: an f32
 /// result within a few f32 ulps rounds to the nearest 16-bit value or its
 /// neighbour.
 pub const NARROW_BOUND: u64 = 1;
+
+/// The largest f32 bound under which the 16-bit formats promise
+/// [`NARROW_BOUND`].
+pub const NARROW_FROM: u64 = 2;
 
 enum Call {
     Unary(fn(&Array) -> ad::Result<Array>, fn(f64) -> f64),
@@ -101,38 +115,41 @@ macro_rules! binary {
     };
 }
 
-/// Every function swept, with its bounds (f32 ulps). The wgpu column is
-/// the aim: 2 ulps, or the host's bound where that is tighter.
+/// Every function swept, with its bounds in f32 ulps. The host column is
+/// what std's f32 functions (glibc's) achieve; the wgpu column is the aim:
+/// 2 ulps, or the host's bound where that is tighter. "wgpu today" is the
+/// largest error measured on llvmpipe when the row was last set, and the
+/// special values (NaN, inf, -0) it got wrong: documentation only.
 #[rustfmt::skip]
 pub const BOUNDS: &[Bound] = &[
-    //      op          call         reference         host wgpu measured
-    unary!(Acos,       ad::acos,     f64::acos,         1, 1, "?"),
-    unary!(Acosh,      ad::acosh,    f64::acosh,        1, 1, "?"),
-    unary!(Asin,       ad::asin,     f64::asin,         1, 1, "?"),
-    unary!(Asinh,      ad::asinh,    f64::asinh,        1, 1, "?"),
-    unary!(Atan,       ad::atan,     f64::atan,         1, 1, "?"),
-    unary!(Atanh,      ad::atanh,    f64::atanh,        1, 1, "?"),
-    unary!(Cos,        ad::cos,      f64::cos,          1, 1, "?"),
-    unary!(Cosh,       ad::cosh,     f64::cosh,         1, 1, "?"),
-    unary!(Exp,        ad::exp,      f64::exp,          1, 1, "?"),
-    unary!(Expm1,      ad::expm1,    f64::exp_m1,       1, 1, "?"),
-    unary!(Log,        ad::log,      f64::ln,           1, 1, "?"),
-    unary!(Log1p,      ad::log1p,    f64::ln_1p,        1, 1, "?"),
-    unary!(Log2,       ad::log2,     f64::log2,         1, 1, "?"),
-    unary!(Log10,      ad::log10,    f64::log10,        1, 1, "?"),
-    unary!(Sin,        ad::sin,      f64::sin,          1, 1, "?"),
-    unary!(Sinh,       ad::sinh,     f64::sinh,         1, 1, "?"),
-    unary!(Tan,        ad::tan,      f64::tan,          1, 1, "?"),
-    unary!(Tanh,       ad::tanh,     f64::tanh,         1, 1, "?"),
-    unary!(Sqrt,       ad::sqrt,     f64::sqrt,         0, 0, "?"),
-    unary!(Reciprocal, ad::reciprocal, |x| 1.0 / x,     0, 0, "?"),
-    unary!(Square,     ad::square,   |x| x * x,         0, 0, "?"),
-    binary!(Divide,    ad::divide,   |a, b| a / b,      0, 0, "?"),
-    binary!(Atan2,     ad::atan2,    f64::atan2,        1, 1, "?"),
-    binary!(Hypot,     ad::hypot,    f64::hypot,        1, 1, "?"),
-    binary!(LogAddExp, ad::logaddexp, logaddexp,        1, 1, "?"),
-    binary!(Pow,       ad::pow,      f64::powf,         1, 1, "?"),
-    binary!(Remainder, ad::remainder, remainder,        0, 0, "?"),
+    //      op          call         reference         host wgpu  wgpu today
+    unary!(Acos,       ad::acos,     f64::acos,         1, 1, "348"),
+    unary!(Acosh,      ad::acosh,    f64::acosh,        1, 1, "983; NaN wrong"),
+    unary!(Asin,       ad::asin,     f64::asin,         1, 1, "348; -0 wrong"),
+    unary!(Asinh,      ad::asinh,    f64::asinh,        1, 1, "8.6e8; inf wrong"),
+    unary!(Atan,       ad::atan,     f64::atan,         1, 1, "347; -0 wrong"),
+    unary!(Atanh,      ad::atanh,    f64::atanh,        1, 1, "8.6e8; -0 wrong"),
+    unary!(Cos,        ad::cos,      f64::cos,          1, 1, "2.1e9"),
+    unary!(Cosh,       ad::cosh,     f64::cosh,         1, 1, "65; inf wrong"),
+    unary!(Exp,        ad::exp,      f64::exp,          1, 1, "8.4e6"),
+    unary!(Expm1,      ad::expm1,    f64::exp_m1,       1, 1, "8.6e8; inf wrong"),
+    unary!(Log,        ad::log,      f64::ln,           1, 1, "6.1e6"),
+    unary!(Log1p,      ad::log1p,    f64::ln_1p,        1, 1, "1.4e7; inf wrong"),
+    unary!(Log2,       ad::log2,     f64::log2,         1, 1, "6.8e6"),
+    unary!(Log10,      ad::log10,    f64::log10,        2, 2, "6.4e6"),
+    unary!(Sin,        ad::sin,      f64::sin,          1, 1, "2.1e9"),
+    unary!(Sinh,       ad::sinh,     f64::sinh,         1, 1, "8.6e8; inf wrong"),
+    unary!(Tan,        ad::tan,      f64::tan,          1, 1, "2.2e9"),
+    unary!(Tanh,       ad::tanh,     f64::tanh,         2, 2, "8.6e8"),
+    unary!(Sqrt,       ad::sqrt,     f64::sqrt,         0, 0, "0"),
+    unary!(Reciprocal, ad::reciprocal, |x| 1.0 / x,     0, 0, "0"),
+    unary!(Square,     ad::square,   |x| x * x,         0, 0, "0"),
+    binary!(Divide,    ad::divide,   |a, b| a / b,      0, 0, "0"),
+    binary!(Atan2,     ad::atan2,    f64::atan2,        1, 1, "1.4e8"),
+    binary!(Hypot,     ad::hypot,    f64::hypot,        1, 1, "2"),
+    binary!(LogAddExp, ad::logaddexp, logaddexp,        1, 1, "2.3e6"),
+    binary!(Pow,       ad::pow,      f64::powf,         1, 1, "9.2e7; inf wrong"),
+    binary!(Remainder, ad::remainder, remainder,        0, 0, "2.1e9"),
 ];
 
 /// `log(exp(a) + exp(b))` without overflow; equal arguments (infinities
@@ -178,7 +195,7 @@ pub struct Measured {
 
 impl Measured {
     pub fn within_bound(&self) -> bool {
-        self.mismatches == 0 && self.max_ulps <= self.bound
+        self.bound == UNBOUNDED || (self.mismatches == 0 && self.max_ulps <= self.bound)
     }
 }
 
