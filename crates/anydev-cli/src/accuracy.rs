@@ -20,6 +20,10 @@ pub struct Args {
     /// Print JSON (one row per device, dtype and function) instead of a table.
     #[arg(long)]
     json: bool,
+    /// Print Markdown tables, one per dtype with a column per device (as in
+    /// docs/accuracy.md), instead of a row per device and function.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
 }
 
 /// One row of the table.
@@ -91,7 +95,8 @@ pub fn main(args: Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if !args.json {
+    let text = !args.json && !args.markdown;
+    if text {
         println!(
             "{:<8} {:<5} {:<11} {:>6} {:>10} {:>5} {:>10}  worst input",
             "device", "dtype", "op", "points", "max ulps", "bound", "mismatches"
@@ -114,7 +119,7 @@ pub fn main(args: Args) -> ExitCode {
                     for m in &measured {
                         let row = Row::new(device, m);
                         failed |= !row.within_bound;
-                        if !args.json {
+                        if text {
                             println!("{}", row.to_line());
                         }
                         rows.push(row);
@@ -129,10 +134,70 @@ pub fn main(args: Args) -> ExitCode {
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+    } else if args.markdown {
+        print!("{}", markdown(&rows));
     }
     if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// One table per dtype: a line per function, a column per device; each
+/// cell is `max ulps / bound`, with the count of mismatched special values
+/// and a mark where the bound is exceeded.
+fn markdown(rows: &[Row]) -> String {
+    let mut devices: Vec<&str> = Vec::new();
+    let mut ops: Vec<&str> = Vec::new();
+    for row in rows {
+        if !devices.contains(&row.device.as_str()) {
+            devices.push(&row.device);
+        }
+        if !ops.contains(&row.op) {
+            ops.push(row.op);
+        }
+    }
+    let mut out = String::new();
+    for dtype in accuracy::DTYPES.iter().map(ToString::to_string) {
+        if !rows.iter().any(|r| r.dtype == dtype) {
+            continue;
+        }
+        out += &format!(
+            "\n{dtype}:\n\n| function | {} |\n|---|{}\n",
+            devices.join(" | "),
+            "---|".repeat(devices.len())
+        );
+        for op in &ops {
+            let cells: Vec<String> = devices
+                .iter()
+                .map(|device| {
+                    rows.iter()
+                        .find(|r| r.dtype == dtype && r.op == *op && r.device == *device)
+                        .map_or("-".to_owned(), Row::cell)
+                })
+                .collect();
+            out += &format!("| {op} | {} |\n", cells.join(" | "));
+        }
+    }
+    out
+}
+
+impl Row {
+    /// `max / bound`, `, N wrong` for mismatched special values, and `✗`
+    /// when over the bound.
+    fn cell(&self) -> String {
+        let mut cell = format!(
+            "{} / {}",
+            self.max_ulps,
+            self.bound.map_or("none".to_owned(), |b| b.to_string())
+        );
+        if self.mismatches > 0 {
+            cell += &format!(", {} wrong", self.mismatches);
+        }
+        if !self.within_bound {
+            cell += " ✗";
+        }
+        cell
     }
 }
