@@ -562,7 +562,7 @@ fn ulp_bounds(ctx: &CaseCtx) -> Result<(), Failure> {
     } else {
         Err(Failure::new(
             format!("max ulp error of {} functions", over.len()),
-            format!("the bounds of {:?}", Class::of(ctx.device)),
+            format!("the {:?} bounds of BOUNDS (docs/accuracy.md)", Class::of(ctx.device)),
             over.join("; "),
         ))
     }
