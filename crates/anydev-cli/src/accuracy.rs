@@ -52,7 +52,7 @@ impl Row {
             op: m.op.name(),
             points: m.points,
             max_ulps: m.max_ulps,
-            bound: (m.bound != accuracy::UNBOUNDED).then_some(m.bound),
+            bound: promised(m.bound),
             within_bound: m.within_bound(),
             worst: m.worst.to_string(),
             mismatches: m.mismatches,
@@ -72,7 +72,7 @@ impl Row {
             self.op,
             self.points,
             self.max_ulps,
-            self.bound.map_or("none".to_owned(), |b| b.to_string()),
+            show_bound(self.bound),
             self.mismatches,
             self.worst
         );
@@ -144,10 +144,21 @@ pub fn main(args: Args) -> ExitCode {
     }
 }
 
-/// One table per dtype: a line per function, a column per device; each
-/// cell is `max ulps / bound`, with the count of mismatched special values
-/// and a mark where the bound is exceeded.
+/// The bound table, then one table per dtype: a line per function, a
+/// column per device; each cell is `max ulps / bound`, with the count of
+/// mismatched special values and a mark where the bound is exceeded.
 fn markdown(rows: &[Row]) -> String {
+    let mut out = "| function | aim | host | wgpu | wgpu on llvmpipe when set |\n|---|---|---|---|---|\n".to_owned();
+    for b in accuracy::BOUNDS {
+        out += &format!(
+            "| {} | {} | {} | {} | {} |\n",
+            b.op,
+            b.aim,
+            show_bound(promised(b.host)),
+            show_bound(promised(b.wgpu)),
+            b.measured
+        );
+    }
     let mut devices: Vec<&str> = Vec::new();
     let mut ops: Vec<&str> = Vec::new();
     for row in rows {
@@ -158,7 +169,6 @@ fn markdown(rows: &[Row]) -> String {
             ops.push(row.op);
         }
     }
-    let mut out = String::new();
     for dtype in accuracy::DTYPES.iter().map(ToString::to_string) {
         if !rows.iter().any(|r| r.dtype == dtype) {
             continue;
@@ -200,4 +210,14 @@ impl Row {
         }
         cell
     }
+}
+
+/// A bound, `None` for [`accuracy::UNBOUNDED`].
+fn promised(bound: u64) -> Option<u64> {
+    (bound != accuracy::UNBOUNDED).then_some(bound)
+}
+
+/// A bound as text, `none` where nothing is promised.
+fn show_bound(bound: Option<u64>) -> String {
+    bound.map_or("none".to_owned(), |b| b.to_string())
 }

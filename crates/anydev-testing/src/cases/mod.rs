@@ -22,6 +22,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(linalg::cases());
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
+    cases.extend(accuracy::cases());
     cases.extend(placement::cases());
     cases.extend(errors::cases());
     cases.extend(abi::cases());
