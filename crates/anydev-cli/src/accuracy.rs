@@ -62,8 +62,9 @@ impl Row {
 }
 
 impl Row {
-    /// The row as a line of the text table; mismatches name their first
-    /// input after the worst one.
+    /// The row as a line of the text table: the worst input where there is
+    /// an error (`-` where every result is correctly rounded), then the
+    /// first mismatched one.
     fn to_line(&self) -> String {
         let mut line = format!(
             "{:<8} {:<5} {:<11} {:>6} {:>10} {:>5} {:>10}  {}",
@@ -74,7 +75,7 @@ impl Row {
             self.max_ulps,
             show_bound(self.bound),
             self.mismatches,
-            self.worst
+            if self.max_ulps == 0 { "-" } else { &self.worst }
         );
         if let Some(p) = &self.first_mismatch {
             line += &format!("; mismatch {p}");
