@@ -4,9 +4,10 @@
 use crate::device::GpuDevice;
 use crate::dispatch::{grid, launch, threads, Launch, Params};
 use crate::memory::GpuAllocation;
+use crate::shader::layout::LOOP_BUDGET;
 use crate::shader::{KernelKey, MATMUL_TILE};
 use anydev_core::backend::TensorRef;
-use anydev_core::ops::{Distribution, Op, Operand, ReduceOp};
+use anydev_core::ops::{Distribution, Op, Operand, ReduceOp, ScanOp};
 use anydev_core::validate::{numel, Check, MatmulDims, RandomParams, Reduction};
 use anydev_core::{DType, Device, Error, Result, Scalar};
 
@@ -179,7 +180,7 @@ impl<'a> Exec<'a> {
             Op::Reduce { op: r, x, axes, out } => self.reduce(*r, x, axes, out),
             Op::Scan { op: s, x, axis, out } => {
                 check.lines(x, *axis, out, x.dtype)?;
-                self.lines(KernelKey::Scan { op: *s, dtype: x.dtype }, x, *axis, out, false)
+                self.scan(*s, x, *axis, out)
             }
             Op::Sort {
                 x,
@@ -193,7 +194,7 @@ impl<'a> Exec<'a> {
                     descending: *descending,
                     arg: false,
                 };
-                self.lines(key, x, *axis, out, true)
+                self.lines(key, x, *axis, out)
             }
             Op::Argsort {
                 x,
@@ -207,7 +208,7 @@ impl<'a> Exec<'a> {
                     descending: *descending,
                     arg: true,
                 };
-                self.lines(key, x, *axis, out, true)
+                self.lines(key, x, *axis, out)
             }
             Op::SearchSorted {
                 sorted,
@@ -309,29 +310,50 @@ impl<'a> Exec<'a> {
         self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)
     }
 
-    /// Scans and sorts (checked by the caller): an iteration space of
-    /// lines along `axis`; one thread per line, or per element when
-    /// `per_element`.
-    fn lines(
+    /// Params of a kernel over the lines along `axis`: the iteration
+    /// space is `x`'s shape with the axis at length 1, `work` threads, and
+    /// the tail `[len, x_axis_stride, out_axis_stride]` then `extra`.
+    fn line_params(
         &self,
-        key: KernelKey,
         x: &TensorRef<'_>,
         axis: usize,
         out: &TensorRef<'_>,
-        per_element: bool,
-    ) -> Result<()> {
-        let len = x.shape[axis];
+        work: usize,
+        extra: &[usize],
+    ) -> Result<Params> {
         let mut shape = x.shape.to_vec();
         shape[axis] = 1;
-        let lines = numel(&shape);
-        let work = if per_element { lines * len } else { lines };
-        let work = if len == 0 { 0 } else { work };
         let mut params = Params::new(self.name, work, &shape)?;
         params.operand(self.name, self.elements(x)?, x.strides)?;
         params.operand(self.name, self.elements(out)?, out.strides)?;
-        params.push(self.name, len as i128)?;
+        params.push(self.name, x.shape[axis] as i128)?;
         params.push(self.name, x.strides[axis] as i128)?;
         params.push(self.name, out.strides[axis] as i128)?;
+        for &w in extra {
+            params.push(self.name, w as i128)?;
+        }
+        Ok(params)
+    }
+
+    /// An inclusive scan (checked by the caller): one thread per line, in
+    /// launches of at most [`LOOP_BUDGET`] positions along the axis.
+    fn scan(&self, op: ScanOp, x: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
+        let len = x.shape[axis];
+        let lines = if len == 0 { 0 } else { numel(x.shape) / len };
+        for start in (0..len).step_by(LOOP_BUDGET) {
+            let end = len.min(start + LOOP_BUDGET);
+            let params = self.line_params(x, axis, out, lines, &[start, end])?;
+            let grid = threads(self.dev, self.name, lines)?;
+            let key = KernelKey::Scan { op, dtype: x.dtype };
+            self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)?;
+        }
+        Ok(())
+    }
+
+    /// Sorts and argsorts (checked by the caller): one thread per element.
+    fn lines(&self, key: KernelKey, x: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
+        let work = numel(x.shape);
+        let params = self.line_params(x, axis, out, work, &[])?;
         let grid = threads(self.dev, self.name, work)?;
         self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)
     }

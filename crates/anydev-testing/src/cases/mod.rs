@@ -6,6 +6,7 @@ mod abi;
 pub mod accuracy;
 mod elementwise;
 mod errors;
+mod limits;
 mod linalg;
 mod manipulation;
 mod placement;
@@ -23,6 +24,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
     cases.extend(accuracy::cases());
+    cases.extend(limits::cases());
     cases.extend(placement::cases());
     cases.extend(errors::cases());
     cases.extend(abi::cases());

@@ -17,6 +17,13 @@
 pub const HEADER: usize = 10;
 /// Threads per workgroup of the one-dimensional kernels.
 pub const WORKGROUP: u32 = 256;
+/// Most loop iterations one invocation of a kernel may run, all loops
+/// together. llvmpipe stops every loop of an invocation once 65,535
+/// iterations have run in total (and other drivers may cap or time out
+/// long invocations too), so a kernel whose loops grow with the input
+/// takes several launches of at most this many iterations, leaving room
+/// for the index loops of `operand_offset`.
+pub const LOOP_BUDGET: usize = 1 << 15;
 
 /// WGSL for binding 0 and the index helpers.
 pub fn frame() -> String {

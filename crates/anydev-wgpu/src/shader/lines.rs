@@ -2,7 +2,7 @@
 //!
 //! The iteration space is the array's shape with the axis set to length 1
 //! (so `operand_offset` gives the start of a line); the tail of `params`
-//! is `[len, x_axis_stride, out_axis_stride]`.
+//! starts `[len, x_axis_stride, out_axis_stride]`.
 
 use super::dtype::Repr;
 use super::layout::{entry, frame};
@@ -17,7 +17,10 @@ fn prologue(x: &Repr, out: &Repr) -> String {
     text
 }
 
-/// Inclusive scan, one thread per line.
+/// Inclusive scan, one thread per line, over the positions `[start, end)`
+/// of every line (the last two tail words). A long line takes several
+/// launches of at most [`LOOP_BUDGET`](super::layout::LOOP_BUDGET) positions each; a launch that does
+/// not start the line continues from the sum the previous one wrote.
 pub fn scan(op: ScanOp, x: &Repr) -> String {
     let (init, fold) = match op {
         ScanOp::CumulativeSum => (x.lit(0), "acc + v"),
@@ -29,9 +32,13 @@ pub fn scan(op: ScanOp, x: &Repr) -> String {
         r#"  let xb = operand_offset(i, 0u);
   let ob = operand_offset(i, 1u);
   let t = tail(2u);
-  let len = u32(params[t]);
+  let start = u32(params[t + 3u]);
+  let end = u32(params[t + 4u]);
   var acc = {init};
-  for (var j = 0u; j < len; j = j + 1u) {{
+  if (start > 0u) {{
+    acc = ld_out(ob + i32(start - 1u) * params[t + 2u]);
+  }}
+  for (var j = start; j < end; j = j + 1u) {{
     let v = ld_x(xb + i32(j) * params[t + 1u]);
     acc = {fold};
     st_out(ob + i32(j) * params[t + 2u], acc);

@@ -1,0 +1,123 @@
+//! Sizes around the limits a backend has: more elements along an axis or
+//! more rows than one kernel launch or one workgroup grid dimension covers
+//! (65,535 workgroups; 65,535 x 256 threads), checked against exact host
+//! references (running sums in exact integers or f64).
+
+use crate::case::{Case, CaseCtx, Failure, Need};
+use crate::reference::{self as r, check_array};
+use anydev_array as ad;
+use anydev_core::ops::{OpCode, ScanOp};
+use anydev_core::DType;
+
+/// Lengths on both sides of 65,535 workgroups and of 2^16 elements.
+pub const LONG: &[usize] = &[65_531, 65_532, 65_536, 100_003];
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case::new("limits::cumulative_sum_of_long_axes", cumulative_sum_of_long_axes)
+            .dtypes(&[DType::I32, DType::F64])
+            .op(OpCode::Scan(ScanOp::CumulativeSum)),
+        Case::new("limits::f64_to_half_rounds_once", f64_to_half_rounds_once)
+            .dtypes(&[DType::F16, DType::BF16])
+            .needs(Need::F64)
+            .op(OpCode::Cast),
+    ]
+}
+
+/// Values that sum exactly in f64 and in i64, so the reference is exact.
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    r::sample(DType::I32, n, seed)
+}
+
+/// Running sums along the last axis of `rows` lines of `len` values.
+fn running_sums(x: &[f64], len: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(x.len());
+    for line in x.chunks(len) {
+        let mut acc = 0.0;
+        out.extend(line.iter().map(|v| {
+            acc += v;
+            acc
+        }));
+    }
+    out
+}
+
+fn cumulative_sum_of_long_axes(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    for &len in LONG {
+        let x = values(len, len as u64);
+        let a = r::array(&x, &[len], dtype, ctx.device)?;
+        check_array(
+            &format!("cumulative_sum of {len} elements"),
+            &[len],
+            &running_sums(&x, len),
+            &ad::cumulative_sum(&a, None, false)?,
+        )?;
+    }
+    // Three rows of a long axis, scanned along the rows and, transposed,
+    // along a strided axis.
+    let len = 70_001;
+    let x = values(3 * len, 7);
+    let a = r::array(&x, &[3, len], dtype, ctx.device)?;
+    let want = running_sums(&x, len);
+    check_array(
+        "cumulative_sum along 3 rows of 70001",
+        &[3, len],
+        &want,
+        &ad::cumulative_sum(&a, Some(1), false)?,
+    )?;
+    let t = a.permute_dims(&[1, 0])?;
+    let got = ad::cumulative_sum(&t, Some(0), false)?.permute_dims(&[1, 0])?;
+    check_array("cumulative_sum along a strided axis of 70001", &[3, len], &want, &got)
+}
+
+/// f64 values next to a rounding boundary of f16 and bf16, where rounding
+/// through f32 first lands exactly on the boundary and then breaks the tie
+/// the wrong way; each with the value rounded once (to nearest, ties to
+/// even), worked out by hand: `(x, as f16, as bf16)`.
+fn half_boundaries() -> Vec<(f64, f64, f64)> {
+    let p = |e: i32| 2f64.powi(e);
+    let f16_max = 65504.0;
+    let bf16_max = (2.0 - p(-7)) * p(127);
+    vec![
+        // Just above the tie between 1 and the next value up.
+        (1.0 + p(-11) + p(-40), 1.0 + p(-10), 1.0),
+        (1.0 + p(-8) + p(-40), 1.0 + p(-8), 1.0 + p(-7)),
+        (-(1.0 + p(-11) + p(-40)), -(1.0 + p(-10)), -1.0),
+        // Exact ties go to even.
+        (1.0 + p(-11), 1.0, 1.0),
+        (1.0 + 3.0 * p(-11), 1.0 + p(-9), 1.0),
+        // Just above half the smallest subnormal of each.
+        (p(-25) + p(-50), p(-24), p(-25)),
+        (p(-134) + p(-160), 0.0, p(-133)),
+        (p(-134), 0.0, 0.0),
+        // Just below half an ulp above the largest finite value, and at it.
+        (65520.0 - p(-30), f16_max, 65536.0),
+        (65520.0, f64::INFINITY, 65536.0),
+        ((2.0 - p(-8)) * p(127) - p(90), f64::INFINITY, bf16_max),
+        ((2.0 - p(-8)) * p(127), f64::INFINITY, f64::INFINITY),
+        (-1e300, f64::NEG_INFINITY, f64::NEG_INFINITY),
+        (f64::INFINITY, f64::INFINITY, f64::INFINITY),
+        (f64::NAN, f64::NAN, f64::NAN),
+        (-0.0, 0.0, 0.0),
+    ]
+}
+
+fn f64_to_half_rounds_once(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let table = half_boundaries();
+    let x: Vec<f64> = table.iter().map(|t| t.0).collect();
+    let want: Vec<f64> = table
+        .iter()
+        .map(|t| if dtype == DType::F16 { t.1 } else { t.2 })
+        .collect();
+    let a = r::array(&x, &[x.len()], DType::F64, ctx.device)?;
+    let got = a.astype(dtype)?;
+    check_array(&format!("f64 -> {dtype}"), &[x.len()], &want, &got)?;
+    // Exact: a result one ulp off is within the dtype's tolerance.
+    let bits = got.to_f64_vec()?;
+    match (0..x.len()).find(|&i| !(bits[i] == want[i] || (bits[i].is_nan() && want[i].is_nan()))) {
+        None => Ok(()),
+        Some(i) => Err(Failure::new(format!("f64 -> {dtype} of {:e}", x[i]), want[i], bits[i])),
+    }
+}
