@@ -3,7 +3,7 @@
 
 use crate::device::GpuDevice;
 use crate::dispatch::{grid, launch, threads, Launch, Params};
-use crate::memory::GpuAllocation;
+use crate::memory::{self, GpuAllocation};
 use crate::shader::layout::LOOP_BUDGET;
 use crate::shader::{KernelKey, MATMUL_TILE};
 use anydev_core::backend::TensorRef;
@@ -189,12 +189,7 @@ impl<'a> Exec<'a> {
                 out,
             } => {
                 check.lines(x, *axis, out, x.dtype)?;
-                let key = KernelKey::Sort {
-                    dtype: x.dtype,
-                    descending: *descending,
-                    arg: false,
-                };
-                self.lines(key, x, *axis, out)
+                self.sort(x, *axis, *descending, false, out)
             }
             Op::Argsort {
                 x,
@@ -203,12 +198,7 @@ impl<'a> Exec<'a> {
                 out,
             } => {
                 check.lines(x, *axis, out, DType::I64)?;
-                let key = KernelKey::Sort {
-                    dtype: x.dtype,
-                    descending: *descending,
-                    arg: true,
-                };
-                self.lines(key, x, *axis, out)
+                self.sort(x, *axis, *descending, true, out)
             }
             Op::SearchSorted {
                 sorted,
@@ -350,12 +340,50 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
-    /// Sorts and argsorts (checked by the caller): one thread per element.
-    fn lines(&self, key: KernelKey, x: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
-        let work = numel(x.shape);
-        let params = self.line_params(x, axis, out, work, &[])?;
-        let grid = threads(self.dev, self.name, work)?;
-        self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)
+    /// Sorts and argsorts (checked by the caller) by the bitonic network
+    /// of [`crate::shader`]'s `sort`: a scratch buffer of `u32` positions,
+    /// each line padded to a power of two `p`, one launch per stage (one
+    /// thread per pair), then one that gathers the result.
+    fn sort(&self, x: &TensorRef<'_>, axis: usize, descending: bool, arg: bool, out: &TensorRef<'_>) -> Result<()> {
+        let len = x.shape[axis];
+        let n = numel(x.shape);
+        if n == 0 {
+            return Ok(());
+        }
+        let lines = n / len;
+        let p = len.next_power_of_two().max(2);
+        let slots = lines
+            .checked_mul(p)
+            .filter(|&s| u32::try_from(s).is_ok())
+            .ok_or_else(|| {
+                self.check().invalid(format!(
+                    "{lines} lines of {p} sorting slots are more than the 32-bit positions of the wgpu sort address; split the array"
+                ))
+            })?;
+        let scratch = memory::allocate(self.dev, self.id, self.index, slots * 4)?;
+        let stages = p.trailing_zeros();
+        let mut first = true;
+        for k in (1..=stages).map(|s| 1usize << s) {
+            for j in (0..k.trailing_zeros()).rev().map(|s| 1usize << s) {
+                let params = self.line_params(x, axis, out, slots / 2, &[p, k, j, first as usize])?;
+                let key = KernelKey::SortStage {
+                    dtype: x.dtype,
+                    descending,
+                };
+                let grid = threads(self.dev, self.name, slots / 2)?;
+                self.run(key, params, vec![self.buffer(x)?], &scratch.buffer, grid, x.dtype)?;
+                first = false;
+            }
+        }
+        let params = self.line_params(x, axis, out, n, &[p])?;
+        let key = KernelKey::SortGather { dtype: x.dtype, arg };
+        let grid = threads(self.dev, self.name, n)?;
+        let inputs = if arg {
+            vec![&scratch.buffer]
+        } else {
+            vec![self.buffer(x)?, &scratch.buffer]
+        };
+        self.run(key, params, inputs, self.buffer(out)?, grid, x.dtype)
     }
 
     fn search_sorted(

@@ -1,13 +1,17 @@
 //! Sizes around the limits a backend has: more elements along an axis or
-//! more rows than one kernel launch or one workgroup grid dimension covers
-//! (65,535 workgroups; 65,535 x 256 threads), checked against exact host
-//! references (running sums in exact integers or f64).
+//! more rows than one kernel launch, one invocation's loops or one
+//! workgroup grid dimension covers (65,535 workgroups; 65,535 x 256
+//! threads; llvmpipe's 65,535 loop iterations per invocation), checked
+//! against exact host references (running sums in exact integers or f64,
+//! std's stable sort, a `BTreeSet`).
 
 use crate::case::{Case, CaseCtx, Failure, Need};
 use crate::reference::{self as r, check_array};
-use anydev_array as ad;
+use anydev_array::{self as ad, Order};
 use anydev_core::ops::{OpCode, ScanOp};
 use anydev_core::DType;
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
 
 /// Lengths on both sides of 65,535 workgroups and of 2^16 elements.
 pub const LONG: &[usize] = &[65_531, 65_532, 65_536, 100_003];
@@ -17,6 +21,15 @@ pub fn cases() -> Vec<Case> {
         Case::new("limits::cumulative_sum_of_long_axes", cumulative_sum_of_long_axes)
             .dtypes(&[DType::I32, DType::F64])
             .op(OpCode::Scan(ScanOp::CumulativeSum)),
+        Case::new("limits::sort_and_argsort_of_long_axes", sort_and_argsort_of_long_axes)
+            .dtypes(&[DType::I32, DType::F32])
+            .op(OpCode::Sort)
+            .op(OpCode::Argsort),
+        Case::new("limits::unique_values_of_long_arrays", unique_values_of_long_arrays)
+            .dtypes(&[DType::I32, DType::F32])
+            .op(OpCode::Sort)
+            .op(OpCode::Nonzero)
+            .op(OpCode::Take),
         Case::new("limits::f64_to_half_rounds_once", f64_to_half_rounds_once)
             .dtypes(&[DType::F16, DType::BF16])
             .needs(Need::F64)
@@ -69,6 +82,116 @@ fn cumulative_sum_of_long_axes(ctx: &CaseCtx) -> Result<(), Failure> {
     let t = a.permute_dims(&[1, 0])?;
     let got = ad::cumulative_sum(&t, Some(0), false)?.permute_dims(&[1, 0])?;
     check_array("cumulative_sum along a strided axis of 70001", &[3, len], &want, &got)
+}
+
+/// The sort order of the array API: ascending with NaNs last, or
+/// descending with NaNs first.
+fn order(a: f64, b: f64, descending: bool) -> Ordering {
+    let up = match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.total_cmp(&b),
+    };
+    if descending {
+        up.reverse()
+    } else {
+        up
+    }
+}
+
+/// Stable argsort of every line of `len` values, as positions in the line.
+fn host_argsort(x: &[f64], len: usize, descending: bool) -> Vec<f64> {
+    x.chunks(len)
+        .flat_map(|line| {
+            let mut idx: Vec<usize> = (0..len).collect();
+            idx.sort_by(|&a, &b| order(line[a], line[b], descending));
+            idx.into_iter().map(|i| i as f64)
+        })
+        .collect()
+}
+
+/// `x` permuted line by line by `positions`.
+fn gather(x: &[f64], len: usize, positions: &[f64]) -> Vec<f64> {
+    positions
+        .iter()
+        .enumerate()
+        .map(|(e, &p)| x[e / len * len + p as usize])
+        .collect()
+}
+
+/// Sample values with many ties (for stability) and, for floats, a NaN
+/// every 997 elements.
+fn with_nans(dtype: DType, n: usize, seed: u64) -> Vec<f64> {
+    let mut x = values(n, seed);
+    if dtype.is_float() {
+        x.iter_mut().step_by(997).for_each(|v| *v = f64::NAN);
+    }
+    x
+}
+
+fn sort_and_argsort_of_long_axes(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    for &len in LONG {
+        let x = with_nans(dtype, len, len as u64);
+        let a = r::array(&x, &[len], dtype, ctx.device)?;
+        let want = host_argsort(&x, len, false);
+        check_array(
+            &format!("argsort of {len} elements"),
+            &[len],
+            &want,
+            &a.argsort(0, Order::Ascending)?,
+        )?;
+        check_array(
+            &format!("sort of {len} elements"),
+            &[len],
+            &gather(&x, len, &want),
+            &a.sort(0, Order::Ascending)?,
+        )?;
+    }
+    // Three rows of a long axis, descending, along the rows and, transposed,
+    // along a strided axis.
+    let len = 70_001;
+    let x = with_nans(dtype, 3 * len, 11);
+    let a = r::array(&x, &[3, len], dtype, ctx.device)?;
+    let want = host_argsort(&x, len, true);
+    check_array(
+        "descending argsort along 3 rows of 70001",
+        &[3, len],
+        &want,
+        &a.argsort(1, Order::Descending)?,
+    )?;
+    let t = a.permute_dims(&[1, 0])?;
+    let got = t.sort(0, Order::Descending)?.permute_dims(&[1, 0])?;
+    check_array(
+        "descending sort along a strided axis of 70001",
+        &[3, len],
+        &gather(&x, len, &want),
+        &got,
+    )
+}
+
+fn unique_values_of_long_arrays(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    for &n in LONG {
+        // Integers below 2^16 that f32 holds exactly, most of them distinct.
+        let x: Vec<f64> = (0..n as u64).map(|i| (i * 2_654_435_761 % 60_013) as f64).collect();
+        let a = r::array(&x, &[n], dtype, ctx.device)?;
+        let want: Vec<f64> = x
+            .iter()
+            .map(|&v| v as i64)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .map(|v| v as f64)
+            .collect();
+        check_array(
+            &format!("unique_values of {n} elements"),
+            &[want.len()],
+            &want,
+            &ad::unique_values(&a)?,
+        )?;
+    }
+    Ok(())
 }
 
 /// f64 values next to a rounding boundary of f16 and bf16, where rounding

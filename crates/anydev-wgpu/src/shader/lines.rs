@@ -1,4 +1,4 @@
-//! Kernels that walk one axis ("lines"): scans, sorts and argsorts.
+//! Kernels that walk one axis ("lines"): the scans.
 //!
 //! The iteration space is the array's shape with the axis set to length 1
 //! (so `operand_offset` gives the start of a line); the tail of `params`
@@ -43,51 +43,6 @@ pub fn scan(op: ScanOp, x: &Repr) -> String {
     acc = {fold};
     st_out(ob + i32(j) * params[t + 2u], acc);
   }}
-}}
-"#
-    ));
-    text
-}
-
-/// Stable sort or argsort by rank: the thread of element `j` counts the
-/// elements that go before it (smaller, or equal and earlier) and writes
-/// itself there. Quadratic in the line length but free of passes and
-/// synchronisation, and stable by construction. NaNs go last ascending
-/// and first descending.
-pub fn sort(x: &Repr, descending: bool, arg: bool) -> String {
-    let t = x.compute;
-    let nan = |e: &str| {
-        if x.is_float() {
-            format!("isnan_{t}({e})")
-        } else {
-            "false".into()
-        }
-    };
-    let before = if descending {
-        format!("({} && !{}) || a > b", nan("a"), nan("b"))
-    } else {
-        format!("a < b || (!{} && {})", nan("a"), nan("b"))
-    };
-    let out = if arg { Repr::of(anydev_ops::DType::I64) } else { *x };
-    let value = if arg { "i64(j)" } else { "v" };
-    let mut text = prologue(x, &out);
-    text.push_str(&format!("fn before(a: {t}, b: {t}) -> bool {{ return {before}; }}\n"));
-    text.push_str(&entry());
-    text.push_str(&format!(
-        r#"  let t = tail(2u);
-  let len = u32(params[t]);
-  let xs = params[t + 1u];
-  let line = i / len;
-  let j = i % len;
-  let xb = operand_offset(line, 0u);
-  let ob = operand_offset(line, 1u);
-  let v = ld_x(xb + i32(j) * xs);
-  var rank = 0u;
-  for (var k = 0u; k < len; k = k + 1u) {{
-    let w = ld_x(xb + i32(k) * xs);
-    if (before(w, v) || (k < j && !before(v, w))) {{ rank = rank + 1u; }}
-  }}
-  st_out(ob + i32(rank) * params[t + 2u], {value});
 }}
 "#
     ));

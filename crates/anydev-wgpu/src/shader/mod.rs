@@ -13,6 +13,7 @@ mod nonzero;
 mod prelude;
 pub mod random;
 mod reduce;
+mod sort;
 
 use anydev_ops::{BinaryOp, DType, OpCode, ReduceOp, ScanOp, UnaryOp};
 use dtype::{Repr, ShaderFeatures};
@@ -67,9 +68,14 @@ pub enum KernelKey {
         op: ScanOp,
         dtype: DType,
     },
-    Sort {
+    /// One compare-exchange stage of the sorting network (see [`sort`]).
+    SortStage {
         dtype: DType,
         descending: bool,
+    },
+    /// The values, or for `arg` the positions, the network sorted.
+    SortGather {
+        dtype: DType,
         arg: bool,
     },
     SearchSorted {
@@ -228,7 +234,8 @@ pub fn source(key: &KernelKey) -> Option<String> {
             reduce::source(op, &x, &out, workgroup)
         }
         KernelKey::Scan { op, dtype } => lines::scan(op, &of(dtype)),
-        KernelKey::Sort { dtype, descending, arg } => lines::sort(&of(dtype), descending, arg),
+        KernelKey::SortStage { dtype, descending } => sort::stage(&of(dtype), descending),
+        KernelKey::SortGather { dtype, arg } => sort::gather(&of(dtype), arg),
         KernelKey::Matmul(dtype) => matmul::source(&of(dtype)),
         KernelKey::Nonzero(dtype) => nonzero::source(&of(dtype)),
     })
