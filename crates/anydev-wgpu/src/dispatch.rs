@@ -83,6 +83,16 @@ pub fn threads(dev: &GpuDevice, op: &str, items: usize) -> Result<[u32; 3]> {
     grid(dev, op, (items as u64).div_ceil(WORKGROUP as u64))
 }
 
+/// The ranges `[start, end)` of at most `step` positions that cover
+/// `0..total`, one launch each; a single empty range when `total` is 0, so
+/// that a kernel that writes an identity (the sum of nothing) still runs.
+pub fn ranges(total: usize, step: usize) -> impl Iterator<Item = (usize, usize)> {
+    let step = step.max(1);
+    (0..total.max(1))
+        .step_by(step)
+        .map(move |start| (start, total.min(start + step)))
+}
+
 /// One launch: a kernel, its params, its input buffers in binding order
 /// (after params), the output buffer (last binding), and the grid.
 pub struct Launch<'a> {

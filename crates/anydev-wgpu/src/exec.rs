@@ -2,9 +2,9 @@
 //! the params (shapes, strides, offsets, scalars) and the grid.
 
 use crate::device::GpuDevice;
-use crate::dispatch::{grid, launch, threads, Launch, Params};
+use crate::dispatch::{grid, launch, ranges, threads, Launch, Params};
 use crate::memory::{self, GpuAllocation};
-use crate::shader::layout::LOOP_BUDGET;
+use crate::shader::layout::{LOOP_BUDGET, WORKGROUP};
 use crate::shader::{KernelKey, MATMUL_TILE};
 use anydev_core::backend::TensorRef;
 use anydev_core::ops::{Distribution, Op, Operand, ReduceOp, ScanOp};
@@ -275,17 +275,13 @@ impl<'a> Exec<'a> {
             n_red,
             ..
         } = self.check().reduce(op, x, axes, out)?;
-        let workgroup = n_red >= WORKGROUP_REDUCE_MIN && n_out <= WORKGROUP_REDUCE_MAX_OUTPUTS;
-        let mut params = Params::new(self.name, n_out, &shape)?;
-        params.operand(self.name, self.elements(x)?, x.strides)?;
-        params.operand(self.name, self.elements(out)?, out.strides)?;
-        params.push(self.name, n_red as i128)?;
-        params.push(self.name, axes.len() as i128)?;
-        for &n in &red_shape {
-            params.push(self.name, n as i128)?;
-        }
-        for &a in axes {
-            params.push(self.name, x.strides[a] as i128)?;
+        // Loop iterations per reduced element: the fold and `red_offset`.
+        let per_element = axes.len() + 2;
+        let serial_fits = n_red * per_element <= LOOP_BUDGET;
+        let workgroup = n_red >= WORKGROUP_REDUCE_MIN && (n_out <= WORKGROUP_REDUCE_MAX_OUTPUTS || !serial_fits);
+        let mut step = LOOP_BUDGET / per_element;
+        if workgroup {
+            step *= WORKGROUP as usize;
         }
         let grid = if workgroup {
             grid(self.dev, self.name, n_out as u64)?
@@ -297,7 +293,23 @@ impl<'a> Exec<'a> {
             dtype: x.dtype,
             workgroup,
         };
-        self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)
+        for (start, end) in ranges(n_red, step) {
+            let mut params = Params::new(self.name, n_out, &shape)?;
+            params.operand(self.name, self.elements(x)?, x.strides)?;
+            params.operand(self.name, self.elements(out)?, out.strides)?;
+            params.push(self.name, n_red as i128)?;
+            params.push(self.name, axes.len() as i128)?;
+            for &n in &red_shape {
+                params.push(self.name, n as i128)?;
+            }
+            for &a in axes {
+                params.push(self.name, x.strides[a] as i128)?;
+            }
+            params.scalar(0, start as u64);
+            params.scalar(1, end as u64);
+            self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)?;
+        }
+        Ok(())
     }
 
     /// Params of a kernel over the lines along `axis`: the iteration
@@ -330,8 +342,7 @@ impl<'a> Exec<'a> {
     fn scan(&self, op: ScanOp, x: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
         let len = x.shape[axis];
         let lines = if len == 0 { 0 } else { numel(x.shape) / len };
-        for start in (0..len).step_by(LOOP_BUDGET) {
-            let end = len.min(start + LOOP_BUDGET);
+        for (start, end) in ranges(len, LOOP_BUDGET) {
             let params = self.line_params(x, axis, out, lines, &[start, end])?;
             let grid = threads(self.dev, self.name, lines)?;
             let key = KernelKey::Scan { op, dtype: x.dtype };

@@ -8,7 +8,7 @@
 use crate::case::{Case, CaseCtx, Failure, Need};
 use crate::reference::{self as r, check_array};
 use anydev_array::{self as ad, Order};
-use anydev_core::ops::{OpCode, ScanOp};
+use anydev_core::ops::{OpCode, ReduceOp, ScanOp};
 use anydev_core::DType;
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -30,6 +30,12 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Sort)
             .op(OpCode::Nonzero)
             .op(OpCode::Take),
+        Case::new("limits::long_and_many_reductions", long_and_many_reductions)
+            .dtypes(&[DType::I32, DType::F32])
+            .op(OpCode::Reduce(ReduceOp::Sum))
+            .op(OpCode::Reduce(ReduceOp::Max))
+            .op(OpCode::Reduce(ReduceOp::ArgMax))
+            .op(OpCode::Reduce(ReduceOp::ArgMin)),
         Case::new("limits::f64_to_half_rounds_once", f64_to_half_rounds_once)
             .dtypes(&[DType::F16, DType::BF16])
             .needs(Need::F64)
@@ -192,6 +198,62 @@ fn unique_values_of_long_arrays(ctx: &CaseCtx) -> Result<(), Failure> {
         )?;
     }
     Ok(())
+}
+
+/// Reductions longer than one invocation may loop over (millions of
+/// elements into one result, over one axis and over three) and with more
+/// results than one grid dimension has workgroups.
+fn long_and_many_reductions(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let shape = [64, 256, 256];
+    let n: usize = shape.iter().product();
+    let x = values(n, 3);
+    let a = r::array(&x, &shape, dtype, ctx.device)?;
+    let total: f64 = x.iter().sum();
+    check_array(
+        &format!("sum of {shape:?}"),
+        &[],
+        &[total],
+        &ad::sum(&a, ad::ALL, false)?,
+    )?;
+
+    // The extremes late in a long line, each twice (the first counts).
+    let n = 6_000_000;
+    let mut x = values(n, 5);
+    for (at, v) in [
+        (5_900_000, 100.0),
+        (5_999_999, 100.0),
+        (5_950_000, -100.0),
+        (5_950_001, -100.0),
+    ] {
+        x[at] = v;
+    }
+    let a = r::array(&x, &[n], dtype, ctx.device)?;
+    check_array(&format!("max of {n}"), &[], &[100.0], &ad::max(&a, ad::ALL, false)?)?;
+    check_array(
+        &format!("argmax of {n}"),
+        &[],
+        &[5_900_000.0],
+        &ad::argmax(&a, None, false)?,
+    )?;
+    check_array(
+        &format!("argmin of {n}"),
+        &[],
+        &[5_950_000.0],
+        &ad::argmin(&a, None, false)?,
+    )?;
+
+    // 70,001 results of 3 elements each.
+    let rows = 70_001;
+    let x = values(rows * 3, 9);
+    let a = r::array(&x, &[rows, 3], dtype, ctx.device)?;
+    let want: Vec<f64> = x.chunks(3).map(|c| c.iter().sum()).collect();
+    check_array(
+        &format!("sum of {rows} rows"),
+        &[rows],
+        &want,
+        &ad::sum(&a, 1isize, false)?,
+    )
 }
 
 /// f64 values next to a rounding boundary of f16 and bf16, where rounding

@@ -7,6 +7,11 @@
 //! when there are many outputs), `workgroup` gives each output element a
 //! workgroup of 256 threads that stride over the reduced elements and then
 //! combine in workgroup memory by a tree (good for few, long reductions).
+//!
+//! One launch folds the reduced positions `[start, end)` (scalar slots 0
+//! and 1), so a reduction longer than an invocation may loop over takes
+//! several launches; a launch that does not start at 0 folds in the result
+//! the previous one wrote (for argmax/argmin, the value at that index).
 
 use super::dtype::Repr;
 use super::exprs::nonzero;
@@ -67,6 +72,21 @@ fn init(op: ReduceOp, x: &Repr) -> String {
     }
 }
 
+/// WGSL folding the result of the previous launch (in `out`) into
+/// `acc`/`ai` when this launch does not start the reduction.
+fn resume(op: ReduceOp, x: &Repr) -> String {
+    let (prev, fold) = match op {
+        ReduceOp::ArgMax | ReduceOp::ArgMin => (
+            "let pi = u32(ld_out(ob));\n    let pv = ld_x(xb + red_offset(t, pi));".to_owned(),
+            step(op, x, "acc", "ai", "pv", "pi"),
+        ),
+        ReduceOp::All => ("let pv = ld_out(ob);".to_owned(), "acc = acc & pv;".to_owned()),
+        ReduceOp::Any => ("let pv = ld_out(ob);".to_owned(), "acc = acc | pv;".to_owned()),
+        _ => ("let pv = ld_out(ob);".to_owned(), step(op, x, "acc", "ai", "pv", "0u")),
+    };
+    format!("  if (params[2] > 0) {{\n    {prev}\n    {fold}\n  }}\n")
+}
+
 fn result(op: ReduceOp) -> &'static str {
     match op {
         ReduceOp::ArgMax | ReduceOp::ArgMin => "i64(ai)",
@@ -105,10 +125,11 @@ fn red_offset(t: u32, r: u32) -> i32 {
     let init = init(op, x);
     let fold = step(op, x, "acc", "ai", "v", "r");
     let res = result(op);
+    let resume = resume(op, x);
     if !workgroup {
         text.push_str(&entry());
         text.push_str(&format!(
-            "  let xb = operand_offset(i, 0u);\n  let ob = operand_offset(i, 1u);\n  let t = tail(2u);\n  let n_red = u32(params[t]);\n  var acc: {t} = {init};\n  var ai = 0u;\n  for (var r = 0u; r < n_red; r = r + 1u) {{\n    let v = ld_x(xb + red_offset(t, r));\n    {fold}\n  }}\n  st_out(ob, {res});\n}}\n"
+            "  let xb = operand_offset(i, 0u);\n  let ob = operand_offset(i, 1u);\n  let t = tail(2u);\n  var acc: {t} = {init};\n  var ai = 0u;\n  for (var r = u32(params[2]); r < u32(params[4]); r = r + 1u) {{\n    let v = ld_x(xb + red_offset(t, r));\n    {fold}\n  }}\n{resume}  st_out(ob, {res});\n}}\n"
         ));
         return text;
     }
@@ -131,10 +152,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let xb = operand_offset(o, 0u);
   let ob = operand_offset(o, 1u);
   let t = tail(2u);
-  let n_red = u32(params[t]);
   var acc: {t} = {init};
   var ai = 0u;
-  for (var r = lid; r < n_red; r = r + {WORKGROUP}u) {{
+  for (var r = u32(params[2]) + lid; r < u32(params[4]); r = r + {WORKGROUP}u) {{
     let v = ld_x(xb + red_offset(t, r));
     {fold}
   }}
@@ -154,7 +174,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (lid == 0u && live) {{
     acc = sh_v[0];
     ai = sh_i[0];
-    st_out(ob, {res});
+  {resume}    st_out(ob, {res});
   }}
 }}
 "#,
