@@ -464,27 +464,36 @@ impl<'a> Exec<'a> {
         )
     }
 
+    /// Non-zero coordinates in launches of one workgroup over at most
+    /// [`LOOP_BUDGET`] loop iterations per thread: two passes over each
+    /// element with its `operand_offset`, and the coordinates it writes.
     fn nonzero(&self, x: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
         self.check().nonzero(x, out)?;
         let n = numel(x.shape);
-        let mut params = Params::new(self.name, n, x.shape)?;
-        params.operand(self.name, self.elements(x)?, x.strides)?;
-        params.push(self.name, self.elements(out)? as i128)?;
-        params.push(self.name, out.strides[0] as i128)?;
-        params.push(self.name, out.strides[1] as i128)?;
-        let grid = if n == 0 || out.shape[0] == 0 {
-            [0, 0, 0]
-        } else {
-            [1, 1, 1]
-        };
-        self.run(
-            KernelKey::Nonzero(x.dtype),
-            params,
-            vec![self.buffer(x)?],
-            self.buffer(out)?,
-            grid,
-            x.dtype,
-        )
+        if n == 0 || out.shape[0] == 0 {
+            return Ok(());
+        }
+        let per_element = 3 * x.shape.len() + 5;
+        let step = (LOOP_BUDGET - 2 * WORKGROUP as usize) / per_element * WORKGROUP as usize;
+        let carry = memory::allocate(self.dev, self.id, self.index, 4)?;
+        for (start, end) in ranges(n, step) {
+            let mut params = Params::new(self.name, n, x.shape)?;
+            params.operand(self.name, self.elements(x)?, x.strides)?;
+            params.push(self.name, self.elements(out)? as i128)?;
+            params.push(self.name, out.strides[0] as i128)?;
+            params.push(self.name, out.strides[1] as i128)?;
+            params.scalar(0, start as u64);
+            params.scalar(1, end as u64);
+            self.run(
+                KernelKey::Nonzero(x.dtype),
+                params,
+                vec![self.buffer(x)?, &carry.buffer],
+                self.buffer(out)?,
+                [1, 1, 1],
+                x.dtype,
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -36,6 +36,9 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Reduce(ReduceOp::Max))
             .op(OpCode::Reduce(ReduceOp::ArgMax))
             .op(OpCode::Reduce(ReduceOp::ArgMin)),
+        Case::new("limits::nonzero_of_long_arrays", nonzero_of_long_arrays)
+            .dtypes(&[DType::I32, DType::U8])
+            .op(OpCode::Nonzero),
         Case::new("limits::f64_to_half_rounds_once", f64_to_half_rounds_once)
             .dtypes(&[DType::F16, DType::BF16])
             .needs(Need::F64)
@@ -254,6 +257,22 @@ fn long_and_many_reductions(ctx: &CaseCtx) -> Result<(), Failure> {
         &want,
         &ad::sum(&a, 1isize, false)?,
     )
+}
+
+/// Non-zeros spread over 3,000,000 elements in two dimensions, more than
+/// one workgroup's threads may loop over.
+fn nonzero_of_long_arrays(ctx: &CaseCtx) -> Result<(), Failure> {
+    let shape = [3, 1_000_000];
+    let n = shape[0] * shape[1];
+    let hit = |e: usize| e % 1001 == 0 || e == n - 1;
+    let x: Vec<f64> = (0..n).map(|e| if hit(e) { (e % 7 + 1) as f64 } else { 0.0 }).collect();
+    let a = r::array(&x, &shape, ctx.dtype(), ctx.device)?;
+    let at: Vec<usize> = (0..n).filter(|&e| hit(e)).collect();
+    let got = ad::nonzero(&a)?;
+    let rows: Vec<f64> = at.iter().map(|e| (e / shape[1]) as f64).collect();
+    let cols: Vec<f64> = at.iter().map(|e| (e % shape[1]) as f64).collect();
+    check_array("nonzero rows", &[at.len()], &rows, &got[0])?;
+    check_array("nonzero columns", &[at.len()], &cols, &got[1])
 }
 
 /// f64 values next to a rounding boundary of f16 and bf16, where rounding

@@ -3,8 +3,14 @@
 //! chunk of flat indices, an exclusive scan of the counts gives every
 //! thread its first output row, and a second pass writes the coordinates.
 //!
+//! One launch covers the flat indices `[start, end)` (scalar slots 0 and
+//! 1), so that no thread loops past the loop budget; the launches run one
+//! after the other and pass the number of rows written so far on in a
+//! one-word `carry` buffer.
+//!
 //! The iteration space is `x`'s shape (operand 0 is `x`); the tail of
-//! `params` is `[out_offset, out_row_stride, out_col_stride]`.
+//! `params` is `[out_offset, out_row_stride, out_col_stride]`. Bindings:
+//! `x`, `carry`, `out`.
 
 use super::dtype::Repr;
 use super::exprs::nonzero;
@@ -16,7 +22,8 @@ pub fn source(x: &Repr) -> String {
     let out = Repr::of(DType::I64);
     let mut text = frame();
     text.push_str(&x.binding(1, "x", false));
-    text.push_str(&out.binding(2, "out", true));
+    text.push_str("@group(0) @binding(2) var<storage, read_write> carry: array<u32>;\n");
+    text.push_str(&out.binding(3, "out", true));
     text.push_str(&helpers_for([x.compute, out.compute]));
     let nz = nonzero(x, "ld_x(operand_offset(e, 0u))");
     text.push_str(&format!(
@@ -25,10 +32,11 @@ var<workgroup> counts: array<u32, {WORKGROUP}>;
 
 @compute @workgroup_size({WORKGROUP})
 fn main(@builtin(local_invocation_index) lid: u32) {{
-  let n = u32(params[0]);
-  let chunk = (n + {WORKGROUP}u - 1u) / {WORKGROUP}u;
-  let start = min(lid * chunk, n);
-  let end = min(start + chunk, n);
+  let first = u32(params[2]);
+  let last = u32(params[4]);
+  let chunk = (last - first + {WORKGROUP}u - 1u) / {WORKGROUP}u;
+  let start = min(first + lid * chunk, last);
+  let end = min(start + chunk, last);
   var c = 0u;
   for (var e = start; e < end; e = e + 1u) {{
     if ({nz}) {{ c = c + 1u; }}
@@ -37,11 +45,13 @@ fn main(@builtin(local_invocation_index) lid: u32) {{
   workgroupBarrier();
   if (lid == 0u) {{
     var sum = 0u;
+    if (first > 0u) {{ sum = carry[0]; }}
     for (var q = 0u; q < {WORKGROUP}u; q = q + 1u) {{
       let here = counts[q];
       counts[q] = sum;
       sum = sum + here;
     }}
+    carry[0] = sum;
   }}
   workgroupBarrier();
   var row = counts[lid];
