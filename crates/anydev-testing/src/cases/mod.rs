@@ -9,6 +9,7 @@ mod errors;
 mod limits;
 mod linalg;
 mod manipulation;
+mod math_trig;
 mod placement;
 mod reductions;
 mod search;
@@ -24,6 +25,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
     cases.extend(accuracy::cases());
+    cases.extend(math_trig::cases());
     cases.extend(limits::cases());
     cases.extend(placement::cases());
     cases.extend(errors::cases());

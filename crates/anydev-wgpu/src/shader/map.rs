@@ -39,6 +39,9 @@ pub fn helpers_for<'a>(types: impl IntoIterator<Item = &'a str>) -> String {
     for t in &set {
         text.push_str(&super::prelude::helpers(t));
     }
+    if set.contains("f32") {
+        text.push_str(super::math_trig::LIBRARY);
+    }
     text
 }
 

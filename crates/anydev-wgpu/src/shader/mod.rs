@@ -8,6 +8,7 @@ pub mod exprs;
 pub mod layout;
 mod lines;
 pub mod map;
+mod math_trig;
 mod matmul;
 mod nonzero;
 mod prelude;

@@ -169,16 +169,6 @@ fn log1p_$T(a: $T) -> $T {
   if (isinf_$T(u)) { return u; }
   return log(u) * a / (u - 1.0);
 }
-// Zeros and infinities explicitly: GPUs leave them undefined.
-fn atan2_$T(a: $T, b: $T) -> $T {
-  let pi = 3.14159265358979323846;
-  if (isnan_$T(a) || isnan_$T(b)) { return nan_$T(); }
-  if (a == 0.0) { return select(copysign_$T(0.0, a), copysign_$T(pi, a), signbit_$T(b)); }
-  if (isinf_$T(a) && isinf_$T(b)) { return copysign_$T(select(0.25 * pi, 0.75 * pi, b < 0.0), a); }
-  if (isinf_$T(b)) { return select(copysign_$T(0.0, a), copysign_$T(pi, a), b < 0.0); }
-  if (isinf_$T(a) || b == 0.0) { return copysign_$T(0.5 * pi, a); }
-  return atan2(a, b);
-}
 fn logaddexp_$T(x: $T, y: $T) -> $T {
   if (x == y) { return x + 0.6931471805599453; }
   let d = x - y;
