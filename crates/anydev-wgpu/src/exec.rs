@@ -5,7 +5,7 @@ use crate::device::GpuDevice;
 use crate::dispatch::{grid, launch, ranges, threads, Launch, Params};
 use crate::memory::{self, GpuAllocation};
 use crate::shader::layout::{LOOP_BUDGET, WORKGROUP};
-use crate::shader::{KernelKey, MATMUL_TILE};
+use crate::shader::{matmul, KernelKey, MATMUL_TILE};
 use anydev_core::backend::TensorRef;
 use anydev_core::ops::{Distribution, Op, Operand, ReduceOp, ScanOp};
 use anydev_core::validate::{numel, Check, MatmulDims, RandomParams, Reduction};
@@ -431,37 +431,50 @@ impl<'a> Exec<'a> {
         } = check.matmul(a, b, out)?;
         let nd = out.shape.len();
         let batch = &out.shape[..nd - 2];
-        if batches > self.dev.limits.max_compute_workgroups_per_dimension as usize {
-            return Err(check.invalid(format!(
-                "{batches} matrices are more than one wgpu dispatch can launch; split the batch"
-            )));
+        if m * n * batches == 0 {
+            return Ok(());
         }
-        let mut params = Params::new(self.name, batches, batch)?;
-        for t in [a, b, out] {
-            params.operand(self.name, self.elements(t)?, &t.strides[..nd - 2])?;
-        }
-        for v in [m, n, k] {
-            params.push(self.name, v as i128)?;
-        }
-        for t in [a, b, out] {
-            params.push(self.name, t.strides[nd - 2] as i128)?;
-            params.push(self.name, t.strides[nd - 1] as i128)?;
-        }
-        let tiles = |v: usize| (v as u32).div_ceil(MATMUL_TILE);
-        let grid = if m * n * batches == 0 {
-            [0, 0, 0]
-        } else {
-            [tiles(n), tiles(m), batches as u32]
+        let limit = self.dev.limits.max_compute_workgroups_per_dimension.max(1);
+        let tiles = |v: usize| {
+            u32::try_from(v.div_ceil(MATMUL_TILE as usize))
+                .ok()
+                .filter(|&t| t <= limit)
+                .ok_or_else(|| {
+                    check.invalid(format!(
+                        "{m}x{n} results need more than the {limit} workgroups per grid dimension (max_compute_workgroups_per_dimension) of {MATMUL_TILE}x{MATMUL_TILE} tiles; split the matrices"
+                    ))
+                })
         };
-        let inputs = vec![self.buffer(a)?, self.buffer(b)?];
-        self.run(
-            KernelKey::Matmul(a.dtype),
-            params,
-            inputs,
-            self.buffer(out)?,
-            grid,
-            a.dtype,
-        )
+        let (cols, rows) = (tiles(n)?, tiles(m)?);
+        for (first, end) in ranges(batches, limit as usize) {
+            for (k_first, k_end) in ranges(k, matmul::k_per_launch()) {
+                let mut params = Params::new(self.name, batches, batch)?;
+                for t in [a, b, out] {
+                    params.operand(self.name, self.elements(t)?, &t.strides[..nd - 2])?;
+                }
+                for v in [m, n, k] {
+                    params.push(self.name, v as i128)?;
+                }
+                for t in [a, b, out] {
+                    params.push(self.name, t.strides[nd - 2] as i128)?;
+                    params.push(self.name, t.strides[nd - 1] as i128)?;
+                }
+                params.scalar(0, first as u64);
+                params.scalar(1, k_first as u64);
+                params.scalar(2, k_end as u64);
+                let grid = [cols, rows, (end - first) as u32];
+                let inputs = vec![self.buffer(a)?, self.buffer(b)?];
+                self.run(
+                    KernelKey::Matmul(a.dtype),
+                    params,
+                    inputs,
+                    self.buffer(out)?,
+                    grid,
+                    a.dtype,
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// Non-zero coordinates in launches of one workgroup over at most

@@ -39,6 +39,14 @@ pub fn cases() -> Vec<Case> {
         Case::new("limits::nonzero_of_long_arrays", nonzero_of_long_arrays)
             .dtypes(&[DType::I32, DType::U8])
             .op(OpCode::Nonzero),
+        // One dtype each: a k of 2^20 in one workgroup, and 65,537
+        // workgroups of 256 threads, take seconds on llvmpipe.
+        Case::new("limits::matmul_along_a_long_k", matmul_along_a_long_k)
+            .dtypes(&[DType::I32])
+            .op(OpCode::Matmul),
+        Case::new("limits::matmul_of_many_matrices", matmul_of_many_matrices)
+            .dtypes(&[DType::I32])
+            .op(OpCode::Matmul),
         Case::new("limits::f64_to_half_rounds_once", f64_to_half_rounds_once)
             .dtypes(&[DType::F16, DType::BF16])
             .needs(Need::F64)
@@ -273,6 +281,42 @@ fn nonzero_of_long_arrays(ctx: &CaseCtx) -> Result<(), Failure> {
     let cols: Vec<f64> = at.iter().map(|e| (e % shape[1]) as f64).collect();
     check_array("nonzero rows", &[at.len()], &rows, &got[0])?;
     check_array("nonzero columns", &[at.len()], &cols, &got[1])
+}
+
+/// Row-major `[m, k] @ [k, n]` for each of `batches` pairs, in f64 (exact
+/// for the small integers of [`values`]).
+fn host_matmul(a: &[f64], b: &[f64], batches: usize, m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; batches * m * n];
+    for (q, o) in out.iter_mut().enumerate() {
+        let (p, i, j) = (q / (m * n), q / n % m, q % n);
+        *o = (0..k).map(|l| a[(p * m + i) * k + l] * b[(p * k + l) * n + j]).sum();
+    }
+    out
+}
+
+/// `batches` products `[m, k] @ [k, n]` against the host's.
+fn check_matmul(ctx: &CaseCtx, batches: usize, m: usize, k: usize, n: usize) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let (x, y) = (values(batches * m * k, 1), values(batches * k * n, 2));
+    let a = r::array(&x, &[batches, m, k], dtype, ctx.device)?;
+    let b = r::array(&y, &[batches, k, n], dtype, ctx.device)?;
+    check_array(
+        &format!("{batches} products of [{m}, {k}] @ [{k}, {n}]"),
+        &[batches, m, n],
+        &host_matmul(&x, &y, batches, m, k, n),
+        &ad::matmul(&a, &b)?,
+    )
+}
+
+/// A `k` longer than one invocation may loop over (more than 65,535 steps
+/// of 16).
+fn matmul_along_a_long_k(ctx: &CaseCtx) -> Result<(), Failure> {
+    check_matmul(ctx, 1, 1, 1_100_000, 1)
+}
+
+/// More matrices than one grid dimension has workgroups.
+fn matmul_of_many_matrices(ctx: &CaseCtx) -> Result<(), Failure> {
+    check_matmul(ctx, 65_537, 1, 2, 1)
 }
 
 /// f64 values next to a rounding boundary of f16 and bf16, where rounding

@@ -3,14 +3,20 @@
 //! Each 16x16 workgroup computes a 32x32 tile of the output, 2x2 elements
 //! per thread: it stages a 32x16 tile of `a` and a 16x32 tile of `b` in
 //! workgroup memory per step along `k`, so each element loaded from
-//! global memory is used 32 times. The batch index is the workgroup's `z`.
+//! global memory is used 32 times. The batch index is the workgroup's `z`
+//! plus the first batch of the launch (scalar slot 0).
+//!
+//! One launch sums the products over `[k_first, k_end)` (scalar slots 1
+//! and 2), at most [`k_per_launch`] of them, so that no invocation loops
+//! past the loop budget; a launch that does not start at 0 adds to what
+//! the previous one wrote.
 //!
 //! The iteration space is the batch shape (operands `a`, `b`, `out` give
 //! each batch's start); the tail of `params` is
 //! `[m, n, k, a_row, a_col, b_row, b_col, out_row, out_col]` strides.
 
 use super::dtype::Repr;
-use super::layout::frame;
+use super::layout::{frame, LOOP_BUDGET};
 use super::map::helpers_for;
 
 /// Output tile edge per workgroup.
@@ -19,6 +25,14 @@ pub const TILE: u32 = 32;
 const THREADS: u32 = 16;
 /// Depth of one step along `k`.
 const DEPTH: u32 = 16;
+
+/// Most of `k` one launch covers: a whole number of steps of [`DEPTH`],
+/// each of which loops up to `DEPTH + 5` times where the driver does not
+/// unroll the inner loops (the step, its two loads and the `DEPTH`
+/// products, and each loop's exit).
+pub fn k_per_launch() -> usize {
+    LOOP_BUDGET / (DEPTH as usize + 5) * DEPTH as usize
+}
 
 pub fn source(r: &Repr) -> String {
     let t = r.compute;
@@ -34,31 +48,44 @@ var<workgroup> tb: array<array<{t}, {TILE}>, {DEPTH}>;
 
 @compute @workgroup_size({THREADS}, {THREADS})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {{
-  let batch = wid.z;
+  let batch = wid.z + u32(params[2]);
+  let k_first = u32(params[4]);
+  let k_end = u32(params[6]);
   let ab = operand_offset(batch, 0u);
   let bb = operand_offset(batch, 1u);
   let ob = operand_offset(batch, 2u);
   let s = tail(3u);
   let m = u32(params[s]);
   let n = u32(params[s + 1u]);
-  let k = u32(params[s + 2u]);
   let row0 = wid.y * {TILE}u;
   let col0 = wid.x * {TILE}u;
+  let r0 = row0 + lid.y;
+  let r1 = r0 + {THREADS}u;
+  let c0 = col0 + lid.x;
+  let c1 = c0 + {THREADS}u;
+  let orow = params[s + 7u];
+  let ocol = params[s + 8u];
   var acc00 = {t}(0);
   var acc01 = {t}(0);
   var acc10 = {t}(0);
   var acc11 = {t}(0);
-  for (var k0 = 0u; k0 < k; k0 = k0 + {DEPTH}u) {{
+  if (k_first > 0u) {{
+    if (r0 < m && c0 < n) {{ acc00 = ld_out(ob + i32(r0) * orow + i32(c0) * ocol); }}
+    if (r0 < m && c1 < n) {{ acc01 = ld_out(ob + i32(r0) * orow + i32(c1) * ocol); }}
+    if (r1 < m && c0 < n) {{ acc10 = ld_out(ob + i32(r1) * orow + i32(c0) * ocol); }}
+    if (r1 < m && c1 < n) {{ acc11 = ld_out(ob + i32(r1) * orow + i32(c1) * ocol); }}
+  }}
+  for (var k0 = k_first; k0 < k_end; k0 = k0 + {DEPTH}u) {{
     for (var h = 0u; h < 2u; h = h + 1u) {{
       let ar = row0 + lid.y + h * {THREADS}u;
       let ac = k0 + lid.x;
       var av = {t}(0);
-      if (ar < m && ac < k) {{ av = ld_a(ab + i32(ar) * params[s + 3u] + i32(ac) * params[s + 4u]); }}
+      if (ar < m && ac < k_end) {{ av = ld_a(ab + i32(ar) * params[s + 3u] + i32(ac) * params[s + 4u]); }}
       ta[lid.y + h * {THREADS}u][lid.x] = av;
       let br = k0 + lid.y;
       let bc = col0 + lid.x + h * {THREADS}u;
       var bv = {t}(0);
-      if (br < k && bc < n) {{ bv = ld_b(bb + i32(br) * params[s + 5u] + i32(bc) * params[s + 6u]); }}
+      if (br < k_end && bc < n) {{ bv = ld_b(bb + i32(br) * params[s + 5u] + i32(bc) * params[s + 6u]); }}
       tb[lid.y][lid.x + h * {THREADS}u] = bv;
     }}
     workgroupBarrier();
@@ -74,12 +101,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }}
     workgroupBarrier();
   }}
-  let r0 = row0 + lid.y;
-  let r1 = r0 + {THREADS}u;
-  let c0 = col0 + lid.x;
-  let c1 = c0 + {THREADS}u;
-  let orow = params[s + 7u];
-  let ocol = params[s + 8u];
   if (r0 < m && c0 < n) {{ st_out(ob + i32(r0) * orow + i32(c0) * ocol, acc00); }}
   if (r0 < m && c1 < n) {{ st_out(ob + i32(r0) * orow + i32(c1) * ocol, acc01); }}
   if (r1 < m && c0 < n) {{ st_out(ob + i32(r1) * orow + i32(c0) * ocol, acc10); }}

@@ -9,7 +9,7 @@ pub mod layout;
 mod lines;
 pub mod map;
 mod math_trig;
-mod matmul;
+pub mod matmul;
 mod nonzero;
 mod prelude;
 pub mod random;
