@@ -62,11 +62,14 @@ impl GpuDevice {
     }
 
     /// The largest buffer the kernels can use: a buffer must fit one
-    /// storage binding, since every kernel binds whole buffers.
+    /// storage binding, since every kernel binds whole buffers, and its
+    /// element indices must fit the kernels' `i32` index arithmetic (a
+    /// binding may hold up to 4 GiB of one-byte elements).
     pub fn max_allocation(&self) -> u64 {
         self.limits
             .max_buffer_size
             .min(self.limits.max_storage_buffer_binding_size)
+            .min(i32::MAX as u64)
     }
 
     /// Runs `f` inside validation and out-of-memory error scopes and

@@ -491,3 +491,16 @@ fn random_numbers_follow_the_counter_contract() {
         assert!((mean - 1.0).abs() < 0.15, "normal mean {mean}");
     }
 }
+
+/// Every element index of a buffer fits the kernels' `i32` arithmetic,
+/// even of one-byte elements in the largest binding a driver allows.
+#[test]
+fn buffers_are_small_enough_for_i32_element_indices() {
+    let g = gpu_or_skip!();
+    let max = g.backend.capabilities(0).unwrap().int("max_allocation_bytes").unwrap();
+    assert!(max <= i64::from(i32::MAX), "{max} bytes");
+    let bytes = i32::MAX as usize + 1;
+    let err = anydev_core::backend::allocate(&g.backend, g.device, bytes, anydev_core::MemoryKind::Device)
+        .expect_err("must fail");
+    assert!(matches!(err, anydev_core::Error::OutOfMemory { .. }), "{err}");
+}
