@@ -254,10 +254,7 @@ fn binary_float_ref(op: BinaryOp, a: f64, b: f64, dtype: DType) -> f64 {
                 m + (-(a - b).abs()).exp().ln_1p()
             }
         }
-        NextAfter => match dtype {
-            DType::F32 => next_f32(a as f32, b as f32) as f64,
-            _ => next_f64(a, b),
-        },
+        NextAfter => next_in(dtype, a, b),
         Equal => t(a == b),
         NotEqual => t(a != b),
         Less => t(a < b),
@@ -268,40 +265,33 @@ fn binary_float_ref(op: BinaryOp, a: f64, b: f64, dtype: DType) -> f64 {
     }
 }
 
-fn next_f32(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        return f32::NAN;
-    }
-    if a == b {
-        return b;
-    }
-    if a == 0.0 {
-        return if b > 0.0 {
-            f32::from_bits(1)
-        } else {
-            f32::from_bits(0x8000_0001)
-        };
-    }
-    let bits = a.to_bits();
-    f32::from_bits(if (a < b) == (a > 0.0) { bits + 1 } else { bits - 1 })
-}
-
-fn next_f64(a: f64, b: f64) -> f64 {
+/// NumPy's nextafter: one step of `dtype`'s own precision from `a` toward
+/// `b`, on the bits; zeros step to the smallest subnormal of `b`'s sign.
+fn next_in(dtype: DType, a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         return f64::NAN;
     }
     if a == b {
         return b;
     }
+    type Codec = (fn(f64) -> u64, fn(u64) -> f64);
+    let (to_bits, from_bits): Codec = match dtype {
+        DType::F16 => (
+            |v| anydev_ops::f16_from_f64(v).to_bits().into(),
+            |b| half::f16::from_bits(b as u16).to_f64(),
+        ),
+        DType::BF16 => (
+            |v| anydev_ops::bf16_from_f64(v).to_bits().into(),
+            |b| half::bf16::from_bits(b as u16).to_f64(),
+        ),
+        DType::F32 => (|v| (v as f32).to_bits().into(), |b| f32::from_bits(b as u32).into()),
+        _ => (f64::to_bits, f64::from_bits),
+    };
     if a == 0.0 {
-        return if b > 0.0 {
-            f64::from_bits(1)
-        } else {
-            f64::from_bits(0x8000_0000_0000_0001)
-        };
+        return from_bits(1).copysign(b);
     }
-    let bits = a.to_bits();
-    f64::from_bits(if (a < b) == (a > 0.0) { bits + 1 } else { bits - 1 })
+    let bits = to_bits(a);
+    from_bits(if (a < b) == (a > 0.0) { bits + 1 } else { bits - 1 })
 }
 
 /// `lhs` is [rows, cols] column-major; `rhs` is one row broadcast over

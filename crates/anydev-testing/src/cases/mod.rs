@@ -9,6 +9,7 @@ mod errors;
 mod limits;
 mod linalg;
 mod manipulation;
+mod math_special;
 mod math_trig;
 mod placement;
 mod reductions;
@@ -25,6 +26,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
     cases.extend(accuracy::cases());
+    cases.extend(math_special::cases());
     cases.extend(math_trig::cases());
     cases.extend(limits::cases());
     cases.extend(placement::cases());

@@ -63,24 +63,24 @@ pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
             IsInf => boolean(format!("isinf_{t}(a)")),
             IsFinite => boolean(format!("isfinite_{t}(a)")),
             SignBit => boolean(format!("signbit_{t}(a)")),
-            Exp => transcendental("exp(a)"),
+            Exp => transcendental("exp_$T(a)"),
             Expm1 => transcendental("expm1_$T(a)"),
-            Log => transcendental("log(a)"),
+            Log => transcendental("log_$T(a)"),
             Log1p => transcendental("log1p_$T(a)"),
-            Log2 => transcendental("log2(a)"),
-            Log10 => transcendental("(log2(a) * 0.30102999566398120)"),
+            Log2 => transcendental("log2_$T(a)"),
+            Log10 => transcendental("log10_$T(a)"),
             Sin => transcendental("sin_$T(a)"),
             Cos => transcendental("cos_$T(a)"),
             Tan => transcendental("tan_$T(a)"),
             Asin => transcendental("asin_$T(a)"),
             Acos => transcendental("acos_$T(a)"),
             Atan => transcendental("atan_$T(a)"),
-            Sinh => transcendental("sinh(a)"),
-            Cosh => transcendental("cosh(a)"),
-            Tanh => transcendental("tanh(a)"),
-            Asinh => transcendental("asinh(a)"),
-            Acosh => transcendental("acosh(a)"),
-            Atanh => transcendental("atanh(a)"),
+            Sinh => transcendental("sinh_$T(a)"),
+            Cosh => transcendental("cosh_$T(a)"),
+            Tanh => transcendental("tanh_$T(a)"),
+            Asinh => transcendental("asinh_$T(a)"),
+            Acosh => transcendental("acosh_$T(a)"),
+            Atanh => transcendental("atanh_$T(a)"),
             BitwiseInvert | LogicalNot => None,
         };
     }
@@ -147,13 +147,16 @@ pub fn binary(op: BinaryOp, r: &Repr) -> Option<Expr> {
     }
     if r.is_float() {
         let transcendental = |f: String| has_transcendentals(r).then_some(Expr::Value(f));
-        // nextafter steps in the storage format; packed floats compute in f32.
-        let native = r.word.is_some();
         return match op {
             Divide => value("a / b"),
             CopySign => value(format!("copysign_{t}(a, b)")),
             Hypot => value(format!("hypot_{t}(a, b)")),
-            NextAfter if native => value(format!("nextafter_{t}(a, b)")),
+            // nextafter steps in the storage format; packed floats compute in f32.
+            NextAfter => value(match r.dtype {
+                DType::F16 => "nextafter_f16(a, b)".to_owned(),
+                DType::BF16 => "nextafter_bf16(a, b)".to_owned(),
+                _ => format!("nextafter_{t}(a, b)"),
+            }),
             Pow => transcendental(format!("pow_{t}(a, b)")),
             Atan2 => transcendental(format!("atan2_{t}(a, b)")),
             LogAddExp => transcendental(format!("logaddexp_{t}(a, b)")),

@@ -8,6 +8,7 @@ pub mod exprs;
 pub mod layout;
 mod lines;
 pub mod map;
+mod math_exp;
 mod math_trig;
 pub mod matmul;
 mod nonzero;

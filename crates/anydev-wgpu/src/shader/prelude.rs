@@ -8,7 +8,9 @@
 //! integer conversion truncates, saturates and maps NaN to 0.
 
 /// Float helpers; `$T` is `f32` or `f64`, `$U` the unsigned integer of
-/// the same width, `$W` the suffix of its literals (`u` or `lu`).
+/// the same width, `$W` the suffix of its literals (`u` or `lu`), `$MB`
+/// the number of stored significand bits, `$MANT` their mask and `$HIDDEN`
+/// the implicit leading bit.
 const FLOAT: &str = r#"
 fn isnan_$T(a: $T) -> bool { return (bitcast<$U>(a) & $ABS) > $INF; }
 fn isinf_$T(a: $T) -> bool { return (bitcast<$U>(a) & $ABS) == $INF; }
@@ -25,23 +27,44 @@ fn sign_$T(a: $T) -> $T {
   if (a == 0.0) { return 0.0; }
   return a;
 }
-// C's fmod, with the NaN and infinity cases GPUs leave undefined.
+// C's fmod, exact, on the bits: long division of the significands, so
+// subnormal operands count (drivers' frexp and ldexp lose them).
 fn fmod_$T(a: $T, b: $T) -> $T {
-  if (isnan_$T(a) || isnan_$T(b) || isinf_$T(a) || b == 0.0) { return nan_$T(); }
-  if (isinf_$T(b)) { return a; }
-  // Exact long division: subtract b scaled by powers of two (each
-  // subtraction is exact), where `%` may round a - b * trunc(a / b).
-  var x = abs(a);
-  let y = abs(b);
-  var guard = 0u;
-  loop {
-    if (x < y || guard > 2200u) { break; }
-    var t = ldexp(y, i32(frexp(x).exp - frexp(y).exp));
-    if (t > x) { t = t * 0.5; }
-    x = x - t;
-    guard = guard + 1u;
+  let ua = bitcast<$U>(a) & $ABS;
+  let ub = bitcast<$U>(b) & $ABS;
+  if (ua >= $INF || ub > $INF || ub == 0$W) { return nan_$T(); }
+  if (ua < ub || ub == $INF) { return a; }
+  var ex = i32(ua >> $MB);
+  var ey = i32(ub >> $MB);
+  var mx = ua & $MANT;
+  var my = ub & $MANT;
+  if (ex == 0) {
+    ex = 1;
+    loop { if (mx >= $HIDDEN) { break; } mx = mx << 1u; ex = ex - 1; }
+  } else {
+    mx = mx | $HIDDEN;
   }
-  return copysign_$T(x, a);
+  if (ey == 0) {
+    ey = 1;
+    loop { if (my >= $HIDDEN) { break; } my = my << 1u; ey = ey - 1; }
+  } else {
+    my = my | $HIDDEN;
+  }
+  loop {
+    if (mx >= my) { mx = mx - my; }
+    if (ex == ey) { break; }
+    mx = mx << 1u;
+    ex = ex - 1;
+  }
+  if (mx == 0$W) { return copysign_$T(0.0, a); }
+  loop { if (mx >= $HIDDEN) { break; } mx = mx << 1u; ex = ex - 1; }
+  var r: $U;
+  if (ex > 0) {
+    r = (mx & $MANT) | ($U(u32(ex)) << $MB);
+  } else {
+    r = mx >> u32(1 - ex);
+  }
+  return bitcast<$T>(r | (bitcast<$U>(a) & $SIGN));
 }
 // Half to even, spelled out (some drivers round f64 halves away from zero).
 fn round_$T(a: $T) -> $T {
@@ -86,13 +109,20 @@ fn hypot_$T(a: $T, b: $T) -> $T {
   let q = y / m;
   return m * sqrt(p * p + q * q);
 }
+// One step from bits x toward bits y of a format whose sign bit is `sign`
+// and whose infinity is `inf`, in integers so that subnormals count; both
+// zeros step to the smallest subnormal of y's sign.
+fn next_bits_$U(x: $U, y: $U, sign: $U, inf: $U) -> $U {
+  let ax = x & (sign - 1$W);
+  let ay = y & (sign - 1$W);
+  if (ax > inf || ay > inf) { return inf | (inf >> 1u); }
+  if (x == y || (ax == 0$W && ay == 0$W)) { return y; }
+  if (ax == 0$W) { return (y & sign) | 1$W; }
+  let away = (x & sign) == (y & sign) && ay > ax;
+  return select(x - 1$W, x + 1$W, away);
+}
 fn nextafter_$T(a: $T, b: $T) -> $T {
-  if (isnan_$T(a) || isnan_$T(b)) { return nan_$T(); }
-  if (a == b) { return b; }
-  if (a == 0.0) { return bitcast<$T>(select($SIGN | 1$W, 1$W, b > 0.0)); }
-  let bits = bitcast<$U>(a);
-  let away = (a < b) == (a > 0.0);
-  return bitcast<$T>(select(bits - 1$W, bits + 1$W, away));
+  return bitcast<$T>(next_bits_$U(bitcast<$U>(a), bitcast<$U>(b), $SIGN, $INF));
 }
 fn cast_bool_$T(a: $T) -> u32 { return select(0u, 1u, a != 0.0 || isnan_$T(a)); }
 "#;
@@ -129,52 +159,14 @@ fn f64_to_f32_for_half(x: f64) -> f32 {
 }
 "#;
 
-/// Float helpers that need transcendental functions, which WGSL (and
-/// SPIR-V's GLSL.std.450) offer for f32 only.
-const TRANSCENDENTAL: &str = r#"
-fn pow_$T(a: $T, b: $T) -> $T {
-  if (b == 0.0 || a == 1.0) { return 1.0; }
-  if (isnan_$T(a) || isnan_$T(b)) { return nan_$T(); }
-  let ab = abs(a);
-  if (isinf_$T(b)) {
-    if (ab == 1.0) { return 1.0; }
-    return select(0.0, inf_$T(), (ab > 1.0) == (b > 0.0));
-  }
-  let integral = floor(b) == b;
-  let odd = integral && abs(b - 2.0 * floor(b * 0.5)) == 1.0;
-  if (a == 0.0 || isinf_$T(a)) {
-    let big = (a == 0.0) == (b < 0.0);
-    let r = select(0.0, inf_$T(), big);
-    return select(r, copysign_$T(r, a), odd);
-  }
-  if (a < 0.0) {
-    if (!integral) { return nan_$T(); }
-    let r = pow(ab, b);
-    return select(r, -r, odd);
-  }
-  return pow(a, b);
+/// nextafter of the 16-bit floats, which compute in f32: the operands are
+/// exact f16 (bf16) values, stepped in their own format's bits.
+const HALF_STEPS: &str = r#"
+fn nextafter_f16(a: f32, b: f32) -> f32 {
+  return unpack2x16float(next_bits_u32(f32_to_f16_bits(a), f32_to_f16_bits(b), 0x8000u, 0x7c00u)).x;
 }
-fn expm1_$T(a: $T) -> $T {
-  let u = exp(a);
-  if (u == 1.0) { return a; }
-  let um1 = u - 1.0;
-  if (um1 == -1.0) { return -1.0; }
-  if (isinf_$T(u)) { return u; }
-  return um1 * a / log(u);
-}
-fn log1p_$T(a: $T) -> $T {
-  let u = 1.0 + a;
-  if (u == 1.0) { return a; }
-  if (u < 0.0) { return nan_$T(); }
-  if (isinf_$T(u)) { return u; }
-  return log(u) * a / (u - 1.0);
-}
-fn logaddexp_$T(x: $T, y: $T) -> $T {
-  if (x == y) { return x + 0.6931471805599453; }
-  let d = x - y;
-  if (d > 0.0) { return x + log1p_$T(exp(-d)); }
-  if (d <= 0.0) { return y + log1p_$T(exp(d)); }
-  return d;
+fn nextafter_bf16(a: f32, b: f32) -> f32 {
+  return bitcast<f32>(next_bits_u32(f32_to_bf16_bits(a), f32_to_bf16_bits(b), 0x8000u, 0x7f80u) << 16u);
 }
 "#;
 
@@ -226,24 +218,44 @@ pub fn helpers(compute: &str) -> String {
     match compute {
         "f32" | "f64" => {
             let wide = compute == "f64";
-            let (u, w, sign, abs, inf) = if wide {
+            let (u, w, sign, abs, inf, mb, mant, hidden) = if wide {
                 (
                     "u64",
                     "lu",
                     "0x8000000000000000lu",
                     "0x7ffffffffffffffflu",
                     "0x7ff0000000000000lu",
+                    "52u",
+                    "0xffffffffffffflu",
+                    "0x10000000000000lu",
                 )
             } else {
-                ("u32", "u", "0x80000000u", "0x7fffffffu", "0x7f800000u")
+                (
+                    "u32",
+                    "u",
+                    "0x80000000u",
+                    "0x7fffffffu",
+                    "0x7f800000u",
+                    "23u",
+                    "0x7fffffu",
+                    "0x800000u",
+                )
             };
             let mut text = FLOAT.to_owned();
-            text.push_str(if wide { F64_NARROW } else { TRANSCENDENTAL });
+            if wide {
+                text.push_str(F64_NARROW);
+            } else {
+                text.push_str(HALF_STEPS);
+                text.push_str(super::math_exp::LIBRARY);
+            }
             text.replace("$T", compute)
                 .replace("$U", u)
                 .replace("$SIGN", sign)
                 .replace("$ABS", abs)
                 .replace("$INF", inf)
+                .replace("$MANT", mant)
+                .replace("$HIDDEN", hidden)
+                .replace("$MB", mb)
                 .replace("$W", w)
         }
         _ => {
