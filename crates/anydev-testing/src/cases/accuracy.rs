@@ -152,7 +152,7 @@ pub const BOUNDS: &[Bound] = &[
     unary!(Square,      ad::square,      |x| x * x,     0, 0,         0,         "0"),
     binary!(Divide,     ad::divide,      |a, b| a / b,  0, 0,         0,         "0"),
     binary!(Atan2,      ad::atan2,       f64::atan2,    1, 1,         UNBOUNDED, "1.4e8"),
-    binary!(Hypot,      ad::hypot,       f64::hypot,    1, 1,         2,         "2"),
+    binary!(Hypot,      ad::hypot,       f64::hypot,    1, 1,         1,         "1"),
     binary!(LogAddExp,  ad::logaddexp,   logaddexp,     1, UNBOUNDED, UNBOUNDED, "44 (cancellation near 0)"),
     binary!(Pow,        ad::pow,         f64::powf,     1, 1,         1,         "1"),
     binary!(Remainder,  ad::remainder,   remainder,     0, 0,         0,         "0"),

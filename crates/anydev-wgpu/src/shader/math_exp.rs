@@ -1,4 +1,4 @@
-//! f32 exponentials, logarithms, powers and hyperbolic functions in WGSL,
+//! f32 exponentials, logarithms, powers, hyperbolic functions and hypot in WGSL,
 //! within about one ulp, instead of the drivers' built-ins (llvmpipe's
 //! `exp` is off by up to 28 ulp, its `log` reads subnormals as zero, and
 //! `sinh`, `cosh` and `expm1` overflow early).
@@ -323,6 +323,31 @@ fn pow_f32(a: f32, b: f32) -> f32 {
     r = ldexp_f32(e.v.x + e.v.y, e.k);
   }
   return select(r, -r, odd);
+}
+
+// |x| 2^k for the bits of a finite |x|, rounded once; subnormals through
+// their integer significand.
+fn scaled_f32(bits: u32, k: i32) -> f32 {
+  if (bits == 0u) { return 0.0f; }
+  if (bits < 0x800000u) { return ldexp_f32(f32(bits), k - 149); }
+  return ldexp_f32(bitcast<f32>(bits), k);
+}
+
+// sqrt(a^2 + b^2) from the exact sum of squares of the operands scaled so
+// the larger is in [1, 2): one rounding, then the scaling back.
+fn hypot_f32(a: f32, b: f32) -> f32 {
+  let ua = bitcast<u32>(a) & 0x7fffffffu;
+  let ub = bitcast<u32>(b) & 0x7fffffffu;
+  if (ua == 0x7f800000u || ub == 0x7f800000u) { return inf_f32(); }
+  if (ua > 0x7f800000u || ub > 0x7f800000u) { return nan_f32(); }
+  let hi = max(ua, ub);
+  if (hi == 0u) { return 0.0f; }
+  var e = i32(hi >> 23u) - 127;
+  if (hi < 0x800000u) { e = i32(bitcast<u32>(f32(hi)) >> 23u) - 127 - 149; }
+  let x = scaled_f32(hi, -e);
+  let y = scaled_f32(min(ua, ub), -e);
+  let r = df_sqrt(df_add(df_prod(x, x), df_prod(y, y)));
+  return ldexp_f32(r.x + r.y, e);
 }
 
 // ln(e^x + e^y) = max + ln(1 + e^-|x - y|), the difference exact and the

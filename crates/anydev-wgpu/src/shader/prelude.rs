@@ -98,17 +98,6 @@ fn remainder_$T(a: $T, b: $T) -> $T {
   }
   return m;
 }
-fn hypot_$T(a: $T, b: $T) -> $T {
-  let x = abs(a);
-  let y = abs(b);
-  if (isinf_$T(x) || isinf_$T(y)) { return inf_$T(); }
-  if (isnan_$T(x) || isnan_$T(y)) { return nan_$T(); }
-  let m = max(x, y);
-  if (m == 0.0) { return 0.0; }
-  let p = x / m;
-  let q = y / m;
-  return m * sqrt(p * p + q * q);
-}
 // One step from bits x toward bits y of a format whose sign bit is `sign`
 // and whose infinity is `inf`, in integers so that subnormals count; both
 // zeros step to the smallest subnormal of y's sign.
@@ -125,6 +114,22 @@ fn nextafter_$T(a: $T, b: $T) -> $T {
   return bitcast<$T>(next_bits_$U(bitcast<$U>(a), bitcast<$U>(b), $SIGN, $INF));
 }
 fn cast_bool_$T(a: $T) -> u32 { return select(0u, 1u, a != 0.0 || isnan_$T(a)); }
+"#;
+
+/// f64's hypot, scaled by the larger magnitude (f32's, within an ulp
+/// through double-float, is in [`super::math_exp`]).
+const F64_HYPOT: &str = r#"
+fn hypot_$T(a: $T, b: $T) -> $T {
+  let x = abs(a);
+  let y = abs(b);
+  if (isinf_$T(x) || isinf_$T(y)) { return inf_$T(); }
+  if (isnan_$T(x) || isnan_$T(y)) { return nan_$T(); }
+  let m = max(x, y);
+  if (m == 0.0) { return 0.0; }
+  let p = x / m;
+  let q = y / m;
+  return m * sqrt(p * p + q * q);
+}
 "#;
 
 /// f64 narrowed for a 16-bit float the way the host does it: rounded to
@@ -244,6 +249,7 @@ pub fn helpers(compute: &str) -> String {
             let mut text = FLOAT.to_owned();
             if wide {
                 text.push_str(F64_NARROW);
+                text.push_str(F64_HYPOT);
             } else {
                 text.push_str(HALF_STEPS);
                 text.push_str(super::math_exp::LIBRARY);
