@@ -21,6 +21,16 @@ pub fn cases() -> Vec<Case> {
         Case::new("limits::cumulative_sum_of_long_axes", cumulative_sum_of_long_axes)
             .dtypes(&[DType::I32, DType::F64])
             .op(OpCode::Scan(ScanOp::CumulativeSum)),
+        Case::new("limits::cumulative_prod_of_long_axes", cumulative_prod_of_long_axes)
+            .dtypes(&[DType::I32, DType::F32])
+            .op(OpCode::Scan(ScanOp::CumulativeProd)),
+        Case::new(
+            "limits::search_and_take_along_long_axes",
+            search_and_take_along_long_axes,
+        )
+        .dtypes(&[DType::I32, DType::F32])
+        .op(OpCode::SearchSorted)
+        .op(OpCode::Take),
         Case::new("limits::sort_and_argsort_of_long_axes", sort_and_argsort_of_long_axes)
             .dtypes(&[DType::I32, DType::F32])
             .op(OpCode::Sort)
@@ -99,6 +109,83 @@ fn cumulative_sum_of_long_axes(ctx: &CaseCtx) -> Result<(), Failure> {
     let t = a.permute_dims(&[1, 0])?;
     let got = ad::cumulative_sum(&t, Some(0), false)?.permute_dims(&[1, 0])?;
     check_array("cumulative_sum along a strided axis of 70001", &[3, len], &want, &got)
+}
+
+/// Running products of signs (exact at any length) along long axes,
+/// rows and a strided axis, with a zero late in the last row.
+fn cumulative_prod_of_long_axes(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let (rows, len) = (3, 100_003);
+    let mut x: Vec<f64> = values(rows * len, 13)
+        .iter()
+        .map(|v| if *v < 0.0 { -1.0 } else { 1.0 })
+        .collect();
+    x[2 * len + 70_000] = 0.0;
+    let mut want = Vec::with_capacity(x.len());
+    for line in x.chunks(len) {
+        let mut acc = 1.0;
+        want.extend(line.iter().map(|v| {
+            acc *= v;
+            acc
+        }));
+    }
+    let a = r::array(&x, &[rows, len], dtype, ctx.device)?;
+    check_array(
+        "cumulative_prod along 3 rows of 100003",
+        &[rows, len],
+        &want,
+        &ad::cumulative_prod(&a, Some(1), false)?,
+    )?;
+    let t = a.permute_dims(&[1, 0])?;
+    let got = ad::cumulative_prod(&t, Some(0), false)?.permute_dims(&[1, 0])?;
+    check_array(
+        "cumulative_prod along a strided axis of 100003",
+        &[rows, len],
+        &want,
+        &got,
+    )
+}
+
+/// `searchsorted` of 70,001 queries into 100,003 sorted values with ties,
+/// and `take` of 100,003 indices along the long axis of three rows; both
+/// are one thread per result, with no loop that grows past ~17 steps.
+fn search_and_take_along_long_axes(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let n = 100_003;
+    // Each value k appears k % 3 times: ties and gaps.
+    let sorted: Vec<f64> = (0..)
+        .flat_map(|k: u32| std::iter::repeat(k as f64).take(k as usize % 3))
+        .take(n)
+        .collect();
+    let queries: Vec<f64> = (0..70_001u64).map(|i| (i * 7_919 % 75_000) as f64).collect();
+    let s = r::array(&sorted, &[n], dtype, ctx.device)?;
+    let q = r::array(&queries, &[queries.len()], dtype, ctx.device)?;
+    for side in [ad::Side::Left, ad::Side::Right] {
+        let want: Vec<f64> = queries
+            .iter()
+            .map(|&v| sorted.partition_point(|&e| if side == ad::Side::Left { e < v } else { e <= v }) as f64)
+            .collect();
+        check_array(
+            &format!("searchsorted {side:?} into {n}"),
+            &[queries.len()],
+            &want,
+            &ad::searchsorted(&s, &q, side)?,
+        )?;
+    }
+    let x = values(3 * n, 17);
+    let a = r::array(&x, &[3, n], dtype, ctx.device)?;
+    let idx: Vec<f64> = (0..n as u64).map(|i| (i * 48_271 % n as u64) as f64).collect();
+    let i = r::array(&idx, &[n], DType::I64, ctx.device)?;
+    let want: Vec<f64> = (0..3)
+        .flat_map(|row| idx.iter().map(move |&j| (row, j as usize)))
+        .map(|(row, j)| x[row * n + j])
+        .collect();
+    check_array(
+        &format!("take of {n} along the long axis"),
+        &[3, n],
+        &want,
+        &a.take(&i, Some(1))?,
+    )
 }
 
 /// The sort order of the array API: ascending with NaNs last, or
