@@ -341,7 +341,7 @@ impl<'a> Exec<'a> {
     /// launches of at most [`LOOP_BUDGET`] positions along the axis.
     fn scan(&self, op: ScanOp, x: &TensorRef<'_>, axis: usize, out: &TensorRef<'_>) -> Result<()> {
         let len = x.shape[axis];
-        let lines = if len == 0 { 0 } else { numel(x.shape) / len };
+        let lines = numel(x.shape).checked_div(len).unwrap_or(0);
         for (start, end) in ranges(len, LOOP_BUDGET) {
             let params = self.line_params(x, axis, out, lines, &[start, end])?;
             let grid = threads(self.dev, self.name, lines)?;

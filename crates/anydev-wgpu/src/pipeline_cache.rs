@@ -139,13 +139,8 @@ mod tests {
             OpCode::Matmul => vec![KernelKey::Matmul(d)],
             OpCode::Sort | OpCode::Argsort => flags
                 .iter()
-                .flat_map(|&desc| {
-                    flags.map(|arg| KernelKey::Sort {
-                        dtype: d,
-                        descending: desc,
-                        arg,
-                    })
-                })
+                .map(|&descending| KernelKey::SortStage { dtype: d, descending })
+                .chain(flags.map(|arg| KernelKey::SortGather { dtype: d, arg }))
                 .collect(),
             OpCode::SearchSorted => flags
                 .iter()

@@ -154,7 +154,7 @@ fn search_and_take_along_long_axes(ctx: &CaseCtx) -> Result<(), Failure> {
     let n = 100_003;
     // Each value k appears k % 3 times: ties and gaps.
     let sorted: Vec<f64> = (0..)
-        .flat_map(|k: u32| std::iter::repeat(k as f64).take(k as usize % 3))
+        .flat_map(|k: u32| std::iter::repeat_n(k as f64, k as usize % 3))
         .take(n)
         .collect();
     let queries: Vec<f64> = (0..70_001u64).map(|i| (i * 7_919 % 75_000) as f64).collect();
@@ -359,7 +359,7 @@ fn long_and_many_reductions(ctx: &CaseCtx) -> Result<(), Failure> {
 fn nonzero_of_long_arrays(ctx: &CaseCtx) -> Result<(), Failure> {
     let shape = [3, 1_000_000];
     let n = shape[0] * shape[1];
-    let hit = |e: usize| e % 1001 == 0 || e == n - 1;
+    let hit = |e: usize| e.is_multiple_of(1001) || e == n - 1;
     let x: Vec<f64> = (0..n).map(|e| if hit(e) { (e % 7 + 1) as f64 } else { 0.0 }).collect();
     let a = r::array(&x, &shape, ctx.dtype(), ctx.device)?;
     let at: Vec<usize> = (0..n).filter(|&e| hit(e)).collect();
