@@ -14,7 +14,8 @@
 //! The 16-bit floats compute through these and round once when stored.
 
 /// The WGSL library; it uses the f32 float helpers of the prelude
-/// (`isnan_f32`, `inf_f32`, `nan_f32`, `copysign_f32`).
+/// (`isnan_f32`, `isinf_f32`, `iszero_f32`, `signbit_f32`, `inf_f32`,
+/// `nan_f32`, `copysign_f32`).
 pub const LIBRARY: &str = r#"
 // x, but opaque to the shader compiler: drivers simplify float algebra
 // (Mesa folds (a + b) - a to b), which would erase the rounding errors the
@@ -322,7 +323,8 @@ fn pow_f32(a: f32, b: f32) -> f32 {
     let e = exp_parts(df_mul(l, vec2<f32>(b, 0.0f)));
     r = ldexp_f32(e.v.x + e.v.y, e.k);
   }
-  return select(r, -r, odd);
+  // The sign is set on the bits: negating a subnormal may flush it.
+  return select(r, bitcast<f32>(bitcast<u32>(r) | 0x80000000u), odd);
 }
 
 // |x| 2^k for the bits of a finite |x|, rounded once; subnormals through
@@ -362,7 +364,7 @@ fn logaddexp_f32(x: f32, y: f32) -> f32 {
   let m = max(x, y);
   let d = df_sum(min(x, y), -m);
   // max + 0: +0 where max is -0 (compilers drop an explicit + 0.0).
-  if (d.x < -104.0f || isinf_f32(m)) { return select(m, 0.0f, m == 0.0f); }
+  if (d.x < -104.0f || isinf_f32(m)) { return select(m, 0.0f, iszero_f32(m)); }
   let e = exp_parts(d);
   var u: vec2<f32>;
   if (e.k < -100) {

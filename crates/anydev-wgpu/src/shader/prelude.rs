@@ -16,6 +16,8 @@ fn isnan_$T(a: $T) -> bool { return (bitcast<$U>(a) & $ABS) > $INF; }
 fn isinf_$T(a: $T) -> bool { return (bitcast<$U>(a) & $ABS) == $INF; }
 fn isfinite_$T(a: $T) -> bool { return (bitcast<$U>(a) & $ABS) < $INF; }
 fn signbit_$T(a: $T) -> bool { return (bitcast<$U>(a) & $SIGN) != 0$W; }
+// On the bits: drivers that flush subnormals compare them equal to zero.
+fn iszero_$T(a: $T) -> bool { return (bitcast<$U>(a) & $ABS) == 0$W; }
 fn inf_$T() -> $T { return bitcast<$T>($INF); }
 fn nan_$T() -> $T { return bitcast<$T>($INF | ($INF >> 1u)); }
 fn copysign_$T(a: $T, b: $T) -> $T { return bitcast<$T>((bitcast<$U>(a) & $ABS) | (bitcast<$U>(b) & $SIGN)); }
@@ -77,25 +79,22 @@ fn round_$T(a: $T) -> $T {
 }
 fn floordiv_$T(a: $T, b: $T) -> $T {
   if (isnan_$T(a) || isnan_$T(b)) { return nan_$T(); }
-  if (b == 0.0) { return a / b; }
+  if (iszero_$T(b)) { return a / b; }
   let m = fmod_$T(a, b);
   if (isnan_$T(m)) { return m; }
   var div = (a - m) / b;
-  if (m != 0.0 && ((b < 0.0) != (m < 0.0))) { div = div - 1.0; }
+  if (!iszero_$T(m) && signbit_$T(b) != signbit_$T(m)) { div = div - 1.0; }
   if (div != 0.0) {
     let f = floor(div);
     return select(f, f + 1.0, div - f > 0.5);
   }
-  return copysign_$T(0.0, a / b);
+  return bitcast<$T>((bitcast<$U>(a) ^ bitcast<$U>(b)) & $SIGN);
 }
 fn remainder_$T(a: $T, b: $T) -> $T {
-  var m = fmod_$T(a, b);
+  let m = fmod_$T(a, b);
   if (isnan_$T(m)) { return m; }
-  if (m != 0.0) {
-    if ((b < 0.0) != (m < 0.0)) { m = m + b; }
-  } else {
-    m = copysign_$T(0.0, b);
-  }
+  if (iszero_$T(m)) { return copysign_$T(0.0, b); }
+  if (signbit_$T(b) != signbit_$T(m)) { return m + b; }
   return m;
 }
 // One step from bits x toward bits y of a format whose sign bit is `sign`
