@@ -29,9 +29,9 @@ fn periodic_args() -> Vec<f64> {
         3.4e38,
         f64::from(f32::MAX),
         // The f32 neighbours of pi/2, pi and 3pi/2.
-        1.570_796_4,
+        f64::from(std::f32::consts::FRAC_PI_2),
         f(0x3fc9_0fda),
-        3.141_592_7,
+        f64::from(std::f32::consts::PI),
         4.712_389,
         102_940.41,
         // Among the closest f32 values to a multiple of pi/2 (Muller,
