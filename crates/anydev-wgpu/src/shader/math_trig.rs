@@ -124,14 +124,18 @@ fn trig_sin_kernel(hi: f32, lo: f32) -> f32 {
   return hi + (hi * p + (lo - 0.5 * z * lo));
 }
 
-// cos(hi + lo) for |hi + lo| <= pi/4; 1 - z/2 is split so its rounding
-// error is carried.
+// cos(hi + lo) for |hi + lo| <= pi/4. hi^2 / 2 is summed exactly, from
+// 12-bit halves of hi (masked on the bits, so every product is exact
+// whether or not the driver fuses it), and the rounding error of
+// 1 - hi^2 / 2 is carried.
 fn trig_cos_kernel(hi: f32, lo: f32) -> f32 {
   let z = hi * hi;
   let p = z * z * (bitcast<f32>(0x3d2aaaabu) + z * (bitcast<f32>(0xbab60b60u) + z * (bitcast<f32>(0x37d00ae2u) + z * bitcast<f32>(0xb4929227u))));
-  let hz = 0.5 * z;
+  let h1 = bitcast<f32>(bitcast<u32>(hi) & 0xfffff000u);
+  let h2 = hi - h1;
+  let hz = 0.5 * (h1 * h1);
   let w = 1.0 - hz;
-  return w + (((1.0 - w) - hz) + (p - hi * lo));
+  return w + ((((1.0 - w) - hz) - (h1 * h2 + 0.5 * (h2 * h2))) + (p - hi * lo));
 }
 
 // tan(hi + lo) for |hi + lo| <= pi/4, or -1/tan where `odd`.
