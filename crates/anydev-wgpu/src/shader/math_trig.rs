@@ -124,6 +124,26 @@ fn trig_sin_kernel(hi: f32, lo: f32) -> f32 {
   return hi + (hi * p + (lo - 0.5 * z * lo));
 }
 
+// x as a 12-bit head (masked on the bits) and the exact rest: products
+// of halves are exact whether or not the driver fuses them.
+fn trig_halves(x: f32) -> vec2<f32> {
+  let h = bitcast<f32>(bitcast<u32>(x) & 0xfffff000u);
+  return vec2<f32>(h, x - h);
+}
+
+// n / d as the rounded quotient q and a correction, (n - q d) / d with the
+// residual exact: the quotient is then good to ~2^-40 however the driver
+// divides (Vulkan allows 2.5 ulp). No correction for |q| < 2^-60, where
+// the products of halves could underflow.
+fn trig_div(n: f32, d: f32) -> vec2<f32> {
+  let q = n / d;
+  if ((bitcast<u32>(q) & 0x7fffffffu) < 0x21800000u) { return vec2<f32>(q, 0.0); }
+  let qs = trig_halves(q);
+  let ds = trig_halves(d);
+  let e = ((n - qs.x * ds.x) - (qs.x * ds.y + qs.y * ds.x)) - qs.y * ds.y;
+  return vec2<f32>(q, e / d);
+}
+
 // cos(hi + lo) for |hi + lo| <= pi/4. hi^2 / 2 is summed exactly, from
 // 12-bit halves of hi (masked on the bits, so every product is exact
 // whether or not the driver fuses it), and the rounding error of
@@ -131,20 +151,27 @@ fn trig_sin_kernel(hi: f32, lo: f32) -> f32 {
 fn trig_cos_kernel(hi: f32, lo: f32) -> f32 {
   let z = hi * hi;
   let p = z * z * (bitcast<f32>(0x3d2aaaabu) + z * (bitcast<f32>(0xbab60b60u) + z * (bitcast<f32>(0x37d00ae2u) + z * bitcast<f32>(0xb4929227u))));
-  let h1 = bitcast<f32>(bitcast<u32>(hi) & 0xfffff000u);
-  let h2 = hi - h1;
-  let hz = 0.5 * (h1 * h1);
+  let h = trig_halves(hi);
+  let hz = 0.5 * (h.x * h.x);
   let w = 1.0 - hz;
-  return w + ((((1.0 - w) - hz) - (h1 * h2 + 0.5 * (h2 * h2))) + (p - hi * lo));
+  return w + ((((1.0 - w) - hz) - (h.x * h.y + 0.5 * (h.y * h.y))) + (p - hi * lo));
 }
 
-// tan(hi + lo) for |hi + lo| <= pi/4, or -1/tan where `odd`.
+// tan(hi + lo) for |hi + lo| <= pi/4, or -1/tan where `odd`. The latter
+// is -1/r + r c(z) (the Laurent series of cot), from a corrected quotient:
+// -1/tan(r) as a quotient would double the rounding error, and recovering
+// tan's rounding error needs sums that drivers fold away.
 fn trig_tan_kernel(hi: f32, lo: f32, odd: bool) -> f32 {
   let z = hi * hi;
+  if (odd) {
+    let c = bitcast<f32>(0x3eaaaaabu) + z * (bitcast<f32>(0x3cb60b61u) + z * (bitcast<f32>(0x3b0ab312u) + z * (bitcast<f32>(0x395e089bu)
+      + z * (bitcast<f32>(0x37b08f2cu) + z * bitcast<f32>(0x362fffe6u)))));
+    let q = trig_div(-1.0, hi);
+    return q.x + ((q.y + lo * q.x * q.x) + hi * c);
+  }
   let p = z * (bitcast<f32>(0x3eaaaaabu) + z * (bitcast<f32>(0x3e08888fu) + z * (bitcast<f32>(0x3d5d0a6cu) + z * (bitcast<f32>(0x3cb37e05u)
     + z * (bitcast<f32>(0x3c0d0dcfu) + z * (bitcast<f32>(0x3b91023du) + z * (bitcast<f32>(0x2e13f7dbu) + z * bitcast<f32>(0x3aea854fu))))))));
-  let t = hi + (hi * p + lo * (1.0 + z));
-  return select(t, -1.0 / t, odd);
+  return hi + (hi * p + lo * (1.0 + z));
 }
 
 fn trig_special(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) >= 0x7f800000u; }
@@ -173,12 +200,12 @@ fn tan_f32(x: f32) -> f32 {
   return trig_tan_kernel(r.hi, r.lo, (r.q & 1u) == 1u);
 }
 
-// atan(t) - t for 0 <= t <= 1.
-fn trig_atan_tail(t: f32) -> f32 {
+// atan(t + tl) - t for 0 <= t <= 1 and tl a correction of t.
+fn trig_atan_tail(t: f32, tl: f32) -> f32 {
   let z = t * t;
   return t * z * (bitcast<f32>(0xbeaaaaabu) + z * (bitcast<f32>(0x3e4cccc6u) + z * (bitcast<f32>(0xbe12481bu) + z * (bitcast<f32>(0x3de36ca5u)
     + z * (bitcast<f32>(0xbdb9128eu) + z * (bitcast<f32>(0x3d97e90cu) + z * (bitcast<f32>(0xbd6bf57cu) + z * (bitcast<f32>(0x3d1cfd3du)
-    + z * (bitcast<f32>(0xbc9dc96au) + z * (bitcast<f32>(0x3bcb663au) + z * bitcast<f32>(0xba7571feu)))))))))));
+    + z * (bitcast<f32>(0xbc9dc96au) + z * (bitcast<f32>(0x3bcb663au) + z * bitcast<f32>(0xba7571feu))))))))))) + tl / (1.0 + z);
 }
 
 // asin(s) / s - 1 as a polynomial in z = s^2, for s <= 1/2.
@@ -187,24 +214,23 @@ fn trig_asin_tail(z: f32) -> f32 {
     + z * (bitcast<f32>(0x3c8c7c8fu) + z * bitcast<f32>(0x3d09ff6au))))));
 }
 
-// The quotient of the smaller of |y|, |x| by the larger, both finite and
-// not both zero, computed from bits: a driver that flushes subnormal
-// operands would make it 0 or NaN. Also whether |y| > |x|.
-fn trig_ratio(y: f32, x: f32) -> vec2<f32> {
+// The quotient of the smaller of |y|, |x| by the larger (both finite, not
+// both zero) as `trig_div` gives it, and whether |y| > |x| (1 or 0).
+// Operands below 2^-60 are scaled up from their bits: a driver that
+// flushes subnormal operands would make the quotient 0 or NaN.
+fn trig_ratio(y: f32, x: f32) -> vec3<f32> {
   let ay = bitcast<u32>(y) & 0x7fffffffu;
   let ax = bitcast<u32>(x) & 0x7fffffffu;
   let swap = ay > ax;
   let num = select(ay, ax, swap);
   let den = select(ax, ay, swap);
-  // Scale both by 2^64 when the larger is below 2^-60, through the
-  // integer significand for subnormals.
   var n = bitcast<f32>(num);
   var d = bitcast<f32>(den);
   if (den < 0x21800000u) {
     n = select(n * 18446744073709551616.0, f32(num) * bitcast<f32>(0x15000000u), num < 0x00800000u);
     d = select(d * 18446744073709551616.0, f32(den) * bitcast<f32>(0x15000000u), den < 0x00800000u);
   }
-  return vec2<f32>(n / d, select(0.0, 1.0, swap));
+  return vec3<f32>(trig_div(n, d), select(0.0, 1.0, swap));
 }
 
 fn atan_f32(x: f32) -> f32 {
@@ -213,10 +239,10 @@ fn atan_f32(x: f32) -> f32 {
   let a = abs(x);
   var r: f32;
   if (ax > 0x3f800000u) {
-    let t = 1.0 / a;
-    r = bitcast<f32>(TRIG_PIO2_HI) - (t + (trig_atan_tail(t) - bitcast<f32>(TRIG_PIO2_LO)));
+    let t = trig_div(1.0, a);
+    r = bitcast<f32>(TRIG_PIO2_HI) - (t.x + (trig_atan_tail(t.x, t.y) - bitcast<f32>(TRIG_PIO2_LO)));
   } else {
-    r = a + trig_atan_tail(a);
+    r = a + trig_atan_tail(a, 0.0);
   }
   return select(r, -r, x < 0.0);
 }
@@ -292,8 +318,8 @@ fn atan2_f32(y: f32, x: f32) -> f32 {
   } else {
     let q = trig_ratio(y, x);
     let t = q.x;
-    let tail = trig_atan_tail(t);
-    if (q.y == 0.0) {
+    let tail = trig_atan_tail(t, q.y);
+    if (q.z == 0.0) {
       r = select(t + tail, pi_hi - (t + (tail - pi_lo)), west);
     } else {
       r = select(pio2_hi - (t + (tail - pio2_lo)), pio2_hi + (t + (tail + pio2_lo)), west);
