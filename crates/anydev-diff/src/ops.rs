@@ -1,0 +1,205 @@
+//! Runs a case's op through the public API, by name.
+
+use crate::case::{Case, Index, Input, Kwargs, Number, Repeats};
+use crate::hex;
+use anydev::{self as ad, Arg, Array, DType, Device, Element, Order, Side, SliceArg, Weak};
+
+/// The case's result, or why the driver could not run it (`Err`).
+pub fn run(case: &Case) -> Result<ad::Result<Array>, String> {
+    let device: Device = match case.device.parse() {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut args = Vec::with_capacity(case.args.len());
+    for input in &case.args {
+        match upload(input, device)? {
+            Ok(a) => args.push(a),
+            Err(e) => return Ok(Err(e)),
+        }
+    }
+    call(&case.op, &args, &case.kw, device)
+}
+
+fn dtype(name: &str) -> Result<DType, String> {
+    name.parse().map_err(|e| format!("{e}"))
+}
+
+/// The input on `device`, built from its bytes in its own dtype.
+fn upload(input: &Input, device: Device) -> Result<ad::Result<Array>, String> {
+    fn typed<T: Element>(bytes: &[u8], shape: &[usize], device: Device) -> ad::Result<Array> {
+        let values: Vec<T> = bytes.chunks_exact(T::DTYPE.size()).map(T::get_le).collect();
+        Array::from_vec(values, shape, device)
+    }
+    let dtype = dtype(&input.dtype)?;
+    let bytes = hex::decode(&input.hex)?;
+    let elements: usize = input.shape.iter().product();
+    if bytes.len() != elements * dtype.size() {
+        return Err(format!("{} bytes for {elements} {dtype} elements", bytes.len()));
+    }
+    let (b, s, d) = (&bytes[..], &input.shape[..], device);
+    Ok(match dtype {
+        DType::Bool => typed::<bool>(b, s, d),
+        DType::I8 => typed::<i8>(b, s, d),
+        DType::I16 => typed::<i16>(b, s, d),
+        DType::I32 => typed::<i32>(b, s, d),
+        DType::I64 => typed::<i64>(b, s, d),
+        DType::U8 => typed::<u8>(b, s, d),
+        DType::U16 => typed::<u16>(b, s, d),
+        DType::U32 => typed::<u32>(b, s, d),
+        DType::U64 => typed::<u64>(b, s, d),
+        DType::F16 => typed::<half::f16>(b, s, d),
+        DType::BF16 => typed::<half::bf16>(b, s, d),
+        DType::F32 => typed::<f32>(b, s, d),
+        DType::F64 => typed::<f64>(b, s, d),
+    })
+}
+
+type Unary = fn(&Array) -> ad::Result<Array>;
+type Binary = fn(&Array, &Array) -> ad::Result<Array>;
+
+/// The one-argument elementwise functions, by name.
+macro_rules! unary_by_name {
+    ($name:expr; $($f:ident),* $(,)?) => {
+        match $name {
+            $(stringify!($f) => Some(ad::$f as Unary),)*
+            _ => None,
+        }
+    };
+}
+
+/// The two-argument elementwise functions, by name.
+macro_rules! binary_by_name {
+    ($name:expr; $($f:ident),* $(,)?) => {
+        match $name {
+            $(stringify!($f) => Some((|a, b| ad::$f(a, b)) as Binary),)*
+            _ => None,
+        }
+    };
+}
+
+fn unary(name: &str) -> Option<Unary> {
+    unary_by_name!(name;
+        abs, acos, acosh, asin, asinh, atan, atanh, bitwise_invert, ceil, cos, cosh, exp, expm1, floor,
+        isfinite, isinf, isnan, log, log1p, log2, log10, logical_not, negative, positive, reciprocal, round,
+        sign, signbit, sin, sinh, square, sqrt, tan, tanh, trunc, unique_values,
+    )
+}
+
+fn binary(name: &str) -> Option<Binary> {
+    binary_by_name!(name;
+        add, atan2, bitwise_and, bitwise_left_shift, bitwise_or, bitwise_right_shift, bitwise_xor, copysign,
+        divide, equal, floor_divide, greater, greater_equal, hypot, less, less_equal, logaddexp, logical_and,
+        logical_or, logical_xor, maximum, minimum, multiply, nextafter, not_equal, pow, remainder, subtract,
+    )
+}
+
+/// The ops of one array besides the elementwise functions.
+const ONE_ARRAY: &[&str] = &[
+    "astype",
+    "sum",
+    "prod",
+    "min",
+    "max",
+    "mean",
+    "all",
+    "any",
+    "logsumexp",
+    "var",
+    "std",
+    "argmin",
+    "argmax",
+    "cumulative_sum",
+    "cumulative_prod",
+    "sort",
+    "argsort",
+    "slice",
+    "repeat",
+    "clip",
+];
+
+fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Result<Array>, String> {
+    let arity = match op {
+        "linspace" => 0,
+        "where" => 3,
+        "searchsorted" | "take" => 2,
+        _ if binary(op).is_some() => 2,
+        _ if unary(op).is_some() || ONE_ARRAY.contains(&op) => 1,
+        _ => return Err(format!("unknown op {op:?}")),
+    };
+    if args.len() != arity {
+        return Err(format!("{op} takes {arity} arrays, the case has {}", args.len()));
+    }
+    let axes = || ad::Axes::from(kw.axes.clone());
+    let order = if kw.descending {
+        Order::Descending
+    } else {
+        Order::Ascending
+    };
+    Ok(match op {
+        "linspace" => {
+            let dtype = kw.dtype.as_deref().map(dtype).transpose()?;
+            ad::linspace(
+                kw.start,
+                kw.stop,
+                kw.num,
+                kw.endpoint,
+                ad::Spec::new(dtype, Some(device)),
+            )
+        }
+        "where" => ad::where_(&args[0], &args[1], &args[2]),
+        "searchsorted" => {
+            let side = if kw.side.as_deref() == Some("right") {
+                Side::Right
+            } else {
+                Side::Left
+            };
+            ad::searchsorted(&args[0], &args[1], side)
+        }
+        "take" => ad::take(&args[0], &args[1], kw.axis),
+        _ if arity == 2 => binary(op).expect("arity 2")(&args[0], &args[1]),
+        _ => {
+            let x = &args[0];
+            match op {
+                "astype" => x.astype(dtype(kw.dtype.as_deref().ok_or("astype needs dtype")?)?),
+                "sum" => ad::sum(x, axes(), kw.keepdims),
+                "prod" => ad::prod(x, axes(), kw.keepdims),
+                "min" => ad::min(x, axes(), kw.keepdims),
+                "max" => ad::max(x, axes(), kw.keepdims),
+                "mean" => ad::mean(x, axes(), kw.keepdims),
+                "all" => ad::all(x, axes(), kw.keepdims),
+                "any" => ad::any(x, axes(), kw.keepdims),
+                "logsumexp" => ad::logsumexp(x, axes(), kw.keepdims),
+                "var" => ad::var(x, axes(), kw.correction, kw.keepdims),
+                "std" => ad::std(x, axes(), kw.correction, kw.keepdims),
+                "argmin" => ad::argmin(x, kw.axis, kw.keepdims),
+                "argmax" => ad::argmax(x, kw.axis, kw.keepdims),
+                "cumulative_sum" => ad::cumulative_sum(x, kw.axis, kw.include_initial),
+                "cumulative_prod" => ad::cumulative_prod(x, kw.axis, kw.include_initial),
+                "sort" => ad::sort(x, kw.axis.unwrap_or(-1), order),
+                "argsort" => ad::argsort(x, kw.axis.unwrap_or(-1), order),
+                "slice" => x.slice(&kw.index.iter().map(slice_arg).collect::<Vec<_>>()),
+                "repeat" => match kw.repeats.as_ref().ok_or("repeat needs repeats")? {
+                    Repeats::Each(n) => ad::repeat(x, *n, kw.axis),
+                    Repeats::PerElement(v) => ad::repeat(x, &v[..], kw.axis),
+                },
+                "clip" => ad::clip(x, kw.min.map(bound), kw.max.map(bound)),
+                _ => unary(op).expect("arity 1")(x),
+            }
+        }
+    })
+}
+
+fn slice_arg(index: &Index) -> SliceArg {
+    match *index {
+        Index::At(i) => SliceArg::Index(i),
+        Index::Range(start, stop, step) => SliceArg::Slice { start, stop, step },
+    }
+}
+
+fn bound(n: Number) -> Arg<'static> {
+    Arg::Scalar(match n {
+        Number::Int(v) => Weak::Int(v.into()),
+        Number::UInt(v) => Weak::Int(v.into()),
+        Number::Float(v) => Weak::Float(v),
+    })
+}
