@@ -44,6 +44,9 @@ pub struct Kwargs {
     pub side: Option<String>,
     /// `slice`: one item per axis.
     pub index: Vec<Index>,
+    /// A basic index applied to the first input before the op, so that ops
+    /// see strided, reversed and offset views as well as fresh arrays.
+    pub view: Vec<Index>,
     pub repeats: Option<Repeats>,
     /// `astype`'s target, `linspace`'s dtype.
     pub dtype: Option<String>,

@@ -17,6 +17,12 @@ pub fn run(case: &Case) -> Result<ad::Result<Array>, String> {
             Err(e) => return Ok(Err(e)),
         }
     }
+    if let (false, Some(first)) = (case.kw.view.is_empty(), args.first_mut()) {
+        match first.slice(&indices(&case.kw.view)) {
+            Ok(view) => *first = view,
+            Err(e) => return Ok(Err(e)),
+        }
+    }
     call(&case.op, &args, &case.kw, device)
 }
 
@@ -177,7 +183,7 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
                 "cumulative_prod" => ad::cumulative_prod(x, kw.axis, kw.include_initial),
                 "sort" => ad::sort(x, kw.axis.unwrap_or(-1), order),
                 "argsort" => ad::argsort(x, kw.axis.unwrap_or(-1), order),
-                "slice" => x.slice(&kw.index.iter().map(slice_arg).collect::<Vec<_>>()),
+                "slice" => x.slice(&indices(&kw.index)),
                 "repeat" => match kw.repeats.as_ref().ok_or("repeat needs repeats")? {
                     Repeats::Each(n) => ad::repeat(x, *n, kw.axis),
                     Repeats::PerElement(v) => ad::repeat(x, &v[..], kw.axis),
@@ -189,11 +195,14 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
     })
 }
 
-fn slice_arg(index: &Index) -> SliceArg {
-    match *index {
-        Index::At(i) => SliceArg::Index(i),
-        Index::Range(start, stop, step) => SliceArg::Slice { start, stop, step },
-    }
+fn indices(index: &[Index]) -> Vec<SliceArg> {
+    index
+        .iter()
+        .map(|item| match *item {
+            Index::At(i) => SliceArg::Index(i),
+            Index::Range(start, stop, step) => SliceArg::Slice { start, stop, step },
+        })
+        .collect()
 }
 
 fn bound(n: Number) -> Arg<'static> {

@@ -1,0 +1,812 @@
+#!/usr/bin/env python3
+"""Differential tests of anydev against NumPy, on every device.
+
+Generates cases deterministically from a seed (every elementwise function,
+comparisons across integer dtypes, casts between all dtypes, reductions,
+scans, sorting, searching, slicing, repeat, linspace, clip), at sizes around
+the backends' limits and with special values; runs them on each device
+through the driver binary `anydev-diff` (crates/anydev-diff), and compares
+the results with NumPy's:
+
+- integer, bool and comparison results, casts, sorting, indexing: exact;
+- float results: within the ulp bound of the function (ULPS below), the
+  sign of zero and NaN/inf included; sums and scans within the error of
+  naive summation in the accumulation dtype;
+- where NumPy raises, anydev must return an error, and every device the
+  same kind of error.
+
+References are computed in float64 from the exact inputs and rounded once
+to the result's dtype (bf16 by this script, f16 by NumPy's direct
+conversion), never through float32 twice. NumPy is the reference except
+for the documented differences in DOCUMENTED below.
+
+Usage: scripts/diff_numpy.py [--device cpu:0 ...] [--seed N] [--driver PATH]
+(run it with the python of scripts/python-env.sh; see docs/testing.md).
+Prints one line per failing case and `N passed, N failed`; exits 1 on
+any failure.
+"""
+
+import argparse
+import json
+import math
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# ---------------------------------------------------------------- dtypes
+
+DTYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"]
+INTS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+FLOATS = ["f16", "bf16", "f32", "f64"]
+# bf16 values are carried in float32 arrays (every bf16 is a float32).
+CARRIER = {
+    "bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64,
+}
+BITS = {"f16": (np.uint16, 16), "bf16": (np.uint16, 16), "f32": (np.uint32, 32), "f64": (np.uint64, 64)}
+
+
+def bf16_bits(x):
+    """The bf16 bit patterns of float32 values, rounded to nearest even."""
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0) | ((b >> 16).astype(np.uint16) & 0x8000), rounded)
+
+
+def to_f32_odd(x):
+    """float64 values rounded to float32 by round-to-odd: rounding that once
+    more to a format of at most 22 bits rounds the exact value correctly."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = x.astype(np.float32)
+        inexact = np.isfinite(x) & (r.astype(np.float64) != x)
+        # Truncate toward zero, then make the last bit odd.
+        toward = np.abs(r.astype(np.float64)) > np.abs(x)
+        r = np.where(inexact & toward, np.nextafter(r, np.float32(0)), r)
+    bits = r.view(np.uint32) | np.where(inexact, np.uint32(1), np.uint32(0))
+    return bits.view(np.float32)
+
+
+def round_to(dtype, x):
+    """Exact (float64) values rounded once to `dtype`'s carrier."""
+    x = np.asarray(x, np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype == "bf16":
+            return (bf16_bits(to_f32_odd(x)).astype(np.uint32) << 16).view(np.float32)
+        return x.astype(CARRIER[dtype])
+
+
+# ---------------------------------------------------------------- wire format
+
+
+def encode(dtype, a):
+    a = np.array(a, CARRIER[dtype], order="C")
+    raw = bf16_bits(a).astype("<u2") if dtype == "bf16" else a.astype(a.dtype.newbyteorder("<"))
+    return {"dtype": dtype, "shape": list(a.shape), "hex": raw.tobytes().hex()}
+
+
+def decode(d):
+    dtype, raw = d["dtype"], bytes.fromhex(d["hex"])
+    if dtype == "bf16":
+        a = (np.frombuffer(raw, "<u2").astype(np.uint32) << 16).view(np.float32)
+    else:
+        a = np.frombuffer(raw, np.dtype(CARRIER[dtype]).newbyteorder("<")).astype(CARRIER[dtype])
+    return dtype, a.reshape(d["shape"])
+
+
+# ---------------------------------------------------------------- values
+
+
+def specials(dtype):
+    """Edge values of `dtype`: extremes, zeros, subnormals, infinities, NaN."""
+    if dtype == "bool":
+        return [False, True]
+    if dtype in INTS:
+        info = np.iinfo(CARRIER[dtype])
+        return sorted({info.min, info.min + 1, -1 if info.min else 2, 0, 1, info.max - 1, info.max})
+    if dtype == "bf16":
+        tiny, sub, big = 2.0**-126, 2.0**-133, float(np.float32(3.3895314e38))
+    else:
+        fi = np.finfo(CARRIER[dtype])
+        tiny, sub, big = float(fi.smallest_normal), float(fi.smallest_subnormal), float(fi.max)
+    vals = [0.0, 1.0, 0.5, 2.0, 3.0, sub, 3 * sub, tiny - sub, tiny, big, math.inf, math.nan, 1e-8, 0.1, 7.25]
+    return vals + [-v for v in vals]
+
+
+def sample(rng, dtype, n, lo=None, hi=None):
+    """`n` values of `dtype`: the special values, then random ones over the
+    whole range (floats: random sign and binade), or within [lo, hi]."""
+    if dtype == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    if dtype in INTS:
+        info = np.iinfo(CARRIER[dtype])
+        lo = info.min if lo is None else lo
+        hi = info.max if hi is None else hi
+        vals = rng.integers(lo, hi, n, dtype=CARRIER[dtype], endpoint=True)
+        spec = [v for v in specials(dtype) if lo <= v <= hi]
+        k = min(n, len(spec))
+        vals[:k] = spec[:k]
+        return rng.permutation(vals)
+    if lo is not None:
+        vals = rng.uniform(lo, hi, n)
+    else:
+        emax = {"f16": 15, "bf16": 127, "f32": 127, "f64": 1023}[dtype]
+        mant = rng.uniform(1, 2, n) * rng.choice([-1.0, 1.0], n)
+        vals = np.ldexp(mant, rng.integers(-emax - 10, emax + 1, n))
+        spec = specials(dtype)
+        k = min(n, len(spec))
+        vals[:k] = spec[:k]
+        vals = rng.permutation(vals)
+    return round_to(dtype, vals)
+
+
+def exact(dtype, a):
+    """Values as float64 (exact for floats and for integers below 2^53)."""
+    return np.asarray(a).astype(np.float64)
+
+
+# ---------------------------------------------------------------- cases
+
+
+class Case:
+    """One op call; `expect` is (dtype, array), or None where NumPy raises."""
+
+    def __init__(self, op, args, expect, kw=None, tol=0, check="ulps", note=""):
+        self.op, self.args, self.expect, self.kw = op, args, expect, kw or {}
+        self.tol, self.check, self.note = tol, check, note
+
+    def wire(self, case_id, device):
+        return {
+            "id": case_id, "device": device, "op": self.op,
+            "args": [encode(d, a) for d, a in self.args], "kw": self.kw,
+        }
+
+    def describe(self):
+        shapes = ",".join(f"{d}{list(np.shape(a))}" for d, a in self.args)
+        kw = "" if not self.kw else " " + json.dumps(self.kw, separators=(",", ":"))[:120]
+        return f"{self.op}({shapes}){kw}{self.note}"
+
+
+def reference(fn, dtype_out, *exact_args):
+    """`fn` of the exact float64 inputs, rounded once to `dtype_out`."""
+    with np.errstate(all="ignore"):
+        return dtype_out, round_to(dtype_out, fn(*exact_args))
+
+
+def raises(fn, *args):
+    """NumPy's result, or None where NumPy raises."""
+    with np.errstate(all="ignore"):
+        try:
+            return fn(*args)
+        except (ValueError, TypeError, IndexError, OverflowError, MemoryError, np.exceptions.AxisError):
+            return None
+
+
+# Ulp bounds of the float functions (f32 ulps; f16 and bf16 get 1 ulp of
+# their own where the f32 bound is at most 2, as docs/accuracy.md states).
+# These are the "aim" column of BOUNDS in
+# crates/anydev-testing/src/cases/accuracy.rs: what std's f32 functions
+# achieve and every backend should promise (issue 21). f64 results are
+# judged against NumPy's own float64 function, so they get one ulp more.
+ULPS = {
+    "acos": 1, "acosh": 1, "asin": 1, "asinh": 1, "atan": 1, "atanh": 1, "cos": 1, "cosh": 1,
+    "exp": 1, "expm1": 1, "log": 1, "log1p": 1, "log2": 1, "log10": 2, "sin": 1, "sinh": 1,
+    "tan": 1, "tanh": 2, "sqrt": 0, "reciprocal": 0, "square": 0, "divide": 0, "atan2": 1,
+    "hypot": 1, "logaddexp": 1, "pow": 1, "remainder": 0,
+}
+
+
+def ulps_for(op, dtype):
+    bound = ULPS.get(op, 0)
+    if dtype in ("f16", "bf16"):
+        return 1 if 0 < bound <= 2 else bound
+    if dtype == "f64" and bound:
+        return bound + 1
+    return bound
+
+
+UNARY_FLOAT = {
+    "abs": np.abs, "negative": np.negative, "positive": np.positive, "ceil": np.ceil, "floor": np.floor,
+    "round": np.round, "trunc": np.trunc, "sign": np.sign, "square": np.square, "sqrt": np.sqrt,
+    "reciprocal": np.reciprocal, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
+    "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh, "cos": np.cos, "cosh": np.cosh,
+    "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2,
+    "log10": np.log10, "sin": np.sin, "sinh": np.sinh, "tan": np.tan, "tanh": np.tanh,
+}
+UNARY_PREDICATE = {"isfinite": np.isfinite, "isinf": np.isinf, "isnan": np.isnan, "signbit": np.signbit}
+UNARY_INT = {"abs": np.abs, "negative": np.negative, "bitwise_invert": np.invert, "square": np.square,
+             "sign": np.sign}
+BINARY_FLOAT = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "maximum": np.maximum, "minimum": np.minimum, "copysign": np.copysign, "atan2": np.arctan2,
+    "hypot": np.hypot, "logaddexp": np.logaddexp, "pow": np.power, "remainder": np.remainder,
+    "floor_divide": np.floor_divide,
+}
+BINARY_INT = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum,
+    "minimum": np.minimum, "floor_divide": np.floor_divide, "remainder": np.remainder,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+}
+COMPARE = {"equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
+           "greater": np.greater, "greater_equal": np.greater_equal}
+LOGICAL = {"logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor}
+
+
+def elementwise(rng, n):
+    for dtype in FLOATS:
+        for op, fn in UNARY_FLOAT.items():
+            x = sample(rng, dtype, n)
+            yield Case(op, [(dtype, x)], reference(fn, dtype, exact(dtype, x)), tol=ulps_for(op, dtype))
+        for op, fn in UNARY_PREDICATE.items():
+            x = sample(rng, dtype, n)
+            yield Case(op, [(dtype, x)], ("bool", fn(exact(dtype, x))))
+        for op, fn in BINARY_FLOAT.items():
+            x, y = sample(rng, dtype, n), sample(rng, dtype, n)
+            if op == "pow":  # also moderate values, where pow neither overflows nor saturates
+                x[: n // 2] = sample(rng, dtype, n // 2, 0.001, 100)
+                y[: n // 2] = np.round(sample(rng, dtype, n // 2, -20, 20), 0 if dtype in ("f16", "bf16") else 3)
+                y = round_to(dtype, y)
+            yield Case(op, [(dtype, x), (dtype, y)], reference(fn, dtype, exact(dtype, x), exact(dtype, y)),
+                       tol=ulps_for(op, dtype), check="nosign" if op in ("maximum", "minimum") else "ulps")
+        if dtype in ("f16", "f32", "f64"):  # NumPy has no bf16 nextafter
+            x, y = sample(rng, dtype, n), sample(rng, dtype, n)
+            yield Case("nextafter", [(dtype, x), (dtype, y)], (dtype, np.nextafter(x, y)))
+        for op, fn in COMPARE.items():
+            x = sample(rng, dtype, n)
+            y = np.where(rng.random(n) < 0.3, x, sample(rng, dtype, n))
+            yield Case(op, [(dtype, x), (dtype, y)], ("bool", fn(exact(dtype, x), exact(dtype, y))))
+    for dtype in INTS:
+        bits = np.iinfo(CARRIER[dtype]).bits
+        for op, fn in UNARY_INT.items():
+            x = sample(rng, dtype, n)
+            with np.errstate(all="ignore"):
+                yield Case(op, [(dtype, x)], (dtype, fn(x)))
+        for op, fn in BINARY_INT.items():
+            x, y = sample(rng, dtype, n), sample(rng, dtype, n)
+            with np.errstate(all="ignore"):
+                yield Case(op, [(dtype, x), (dtype, y)], (dtype, fn(x, y)))
+        for op, fn in (("bitwise_left_shift", np.left_shift), ("bitwise_right_shift", np.right_shift)):
+            x, y = sample(rng, dtype, n), sample(rng, dtype, n, 0, bits + 2)
+            yield Case(op, [(dtype, x), (dtype, y)], (dtype, fn(x, y)))
+        x, y = sample(rng, dtype, n, 0 if dtype[0] == "u" else -9, 9), sample(rng, dtype, n, 0, 8)
+        with np.errstate(all="ignore"):
+            yield Case("pow", [(dtype, x), (dtype, y)], (dtype, np.power(x, y)))
+    for op, fn in LOGICAL.items():
+        x, y = sample(rng, "bool", n), sample(rng, "bool", n)
+        yield Case(op, [("bool", x), ("bool", y)], ("bool", fn(x, y)))
+    x = sample(rng, "bool", n)
+    yield Case("logical_not", [("bool", x)], ("bool", ~x))
+
+
+def special_pairs():
+    """Every pair of special values, for every binary function: where the
+    IEEE and C99 special cases live (0/0, inf - inf, pow(-inf, 0.5), ...)."""
+    for dtype in FLOATS + INTS:
+        vals = np.array(specials(dtype), np.float64 if dtype in FLOATS else CARRIER[dtype])
+        x, y = (np.repeat(vals, len(vals)), np.tile(vals, len(vals)))
+        if dtype in FLOATS:
+            x, y = round_to(dtype, x), round_to(dtype, y)
+            for op, fn in BINARY_FLOAT.items():
+                yield Case(op, [(dtype, x), (dtype, y)], reference(fn, dtype, exact(dtype, x), exact(dtype, y)),
+                           tol=ulps_for(op, dtype), check="nosign" if op in ("maximum", "minimum") else "ulps",
+                           note=" (special pairs)")
+        else:
+            for op, fn in BINARY_INT.items():
+                with np.errstate(all="ignore"):
+                    yield Case(op, [(dtype, x), (dtype, y)], (dtype, fn(x, y)), note=" (special pairs)")
+
+
+def comparisons(rng, n):
+    """Every pair of integer dtypes: comparisons are exact whatever the
+    promotion of arithmetic (int64 against uint64 included)."""
+    for a in INTS:
+        for b in INTS:
+            x, y = sample(rng, a, n), sample(rng, b, n)
+            # Neighbouring values across the pair's ranges.
+            edge = [int(v) for v in specials(a)]
+            k = min(n, len(edge))
+            y[:k] = [min(max(v + 1, int(np.iinfo(CARRIER[b]).min)), int(np.iinfo(CARRIER[b]).max)) for v in edge[:k]]
+            xs, ys = [int(v) for v in x], [int(v) for v in y]
+            for op in ("equal", "less", "greater_equal"):
+                cmp = {"equal": int.__eq__, "less": int.__lt__, "greater_equal": int.__ge__}[op]
+                want = np.array([cmp(p, q) for p, q in zip(xs, ys)], bool)
+                yield Case(op, [(a, x), (b, y)], ("bool", want))
+    x = np.array([2**63 - 1, -1, 2**62], np.int64)
+    y = np.array([2**63, 2**64 - 1, 2**62], np.uint64)
+    yield Case("equal", [("i64", x), ("u64", y)], ("bool", np.array([False, False, True])),
+               note=" (issue 21: 2^63-1 == 2^63)")
+
+
+def cast_reference(src, dst, x):
+    """`x` of dtype `src` converted to `dst`, each value rounded once.
+
+    Floats to integers truncate toward zero, saturate, and NaN becomes 0:
+    anydev's documented choice where the standard leaves out-of-range
+    conversions undefined (NumPy's result there is platform-dependent);
+    see Array::astype and docs/semantics.md, "Casts"."""
+    if dst == "bool":
+        return x.astype(np.float64) != 0 if src in FLOATS else x != 0
+    if dst in INTS:
+        if src in FLOATS:
+            info = np.iinfo(CARRIER[dst])
+            v = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0, posinf=math.inf, neginf=-math.inf)
+            out = [info.max if t >= info.max else info.min if t <= info.min else int(t) for t in v.ravel()]
+            return np.array(out, CARRIER[dst]).reshape(x.shape)
+        return x.astype(CARRIER[dst])  # integers wrap, bool is 0 or 1
+    if src in INTS and np.iinfo(CARRIER[src]).bits == 64:
+        # Beyond 2^53 the int -> float64 step rounds: go through round-to-odd instead.
+        return np.array([int_to_float(int(v), dst) for v in x.ravel()], CARRIER[dst]).reshape(x.shape)
+    return round_to(dst, x.astype(np.float64))
+
+
+def int_to_float(v, dst):
+    """A 64-bit integer rounded once to the float dtype `dst`: through
+    float64 rounded to odd where float64 cannot hold it."""
+    f = float(v)
+    if int(f) != v and dst != "f64":
+        if abs(int(f)) > abs(v):
+            f = math.nextafter(f, 0.0)
+        f = struct.unpack("<d", struct.pack("<Q", struct.unpack("<Q", struct.pack("<d", f))[0] | 1))[0]
+    return round_to(dst, np.array([f]))[0]
+
+
+def casts(rng, n):
+    for src in DTYPES:
+        x = sample(rng, src, n)
+        for dst in DTYPES:
+            if dst != src:
+                yield Case("astype", [(src, x)], (dst, cast_reference(src, dst, x)), kw={"dtype": dst})
+    # Issue 21: 1 + 2^-11 + 2^-40 rounds to 1 + 2^-10 (f16) when rounded once.
+    x = np.array([1 + 2.0**-11 + 2.0**-40, 1 + 2.0**-8 + 2.0**-40, 65519.99, 65520.0, 2.0**-25, 2.0**-25 + 2.0**-60])
+    for dst in ("f16", "bf16", "f32"):
+        yield Case("astype", [("f64", x)], (dst, round_to(dst, x)), kw={"dtype": dst}, note=" (rounding once)")
+
+
+def sum_bound(dtype, terms, count):
+    """Error bound of summing `count` terms of absolute sum `terms` in the
+    accumulation dtype (f32 at least), plus the final rounding."""
+    u = 2.0**-53 if dtype == "f64" else 2.0**-24
+    return count * u * terms
+
+
+def reductions(rng, sizes):
+    for n in sizes:
+        for dtype in ("i8", "u8", "i32", "i64", "u64", "bool"):
+            x = sample(rng, dtype, n)
+            acc = {"bool": np.int64, "u8": np.uint64, "u64": np.uint64}.get(dtype, np.int64)
+            out = "u64" if acc is np.uint64 else "i64"
+            with np.errstate(all="ignore"):
+                yield Case("sum", [(dtype, x)], (out, np.sum(x, dtype=acc)))
+                yield Case("cumulative_sum", [(dtype, x)], (out, np.cumulative_sum(x, dtype=acc)), kw={"axis": 0})
+            if dtype != "bool":
+                yield Case("max", [(dtype, x)], (dtype, raises(np.max, x)) if n else None)
+                yield Case("min", [(dtype, x)], (dtype, raises(np.min, x)) if n else None)
+                yield Case("argmax", [(dtype, x)], ("i64", np.argmax(x)) if n else None)
+        for dtype in FLOATS:
+            x = sample(rng, dtype, n, -4, 4)
+            v = exact(dtype, x)
+            terms = float(np.sum(np.abs(v)))
+            yield Case("sum", [(dtype, x)], (dtype, round_to(dtype, math.fsum(v))), tol=sum_bound(dtype, terms, n),
+                       check="abs")
+            if n:
+                yield Case("mean", [(dtype, x)], (dtype, round_to(dtype, math.fsum(v) / n)),
+                           tol=sum_bound(dtype, terms, n) / n, check="abs")
+                mean = math.fsum(v) / n
+                var = math.fsum((v - mean) ** 2) / n
+                tol = sum_bound(dtype, float(np.sum((v - mean) ** 2)) + terms * 8, n) / n
+                yield Case("var", [(dtype, x)], (dtype, round_to(dtype, var)), tol=tol, check="abs")
+                yield Case("std", [(dtype, x)], (dtype, round_to(dtype, math.sqrt(var))),
+                           tol=math.sqrt(tol) + tol, check="abs")
+            prefix = np.array([math.fsum(v[: i + 1]) for i in range(n)]) if n <= 1000 else np.cumsum(v)
+            bound = sum_bound(dtype, np.cumsum(np.abs(v)), np.arange(1, n + 1)) if n else 0
+            yield Case("cumulative_sum", [(dtype, x)], (dtype, round_to(dtype, prefix)), kw={"axis": 0},
+                       tol=bound, check="abs")
+            yield Case("max", [(dtype, x)], (dtype, raises(np.max, x)) if n else None)
+            yield Case("min", [(dtype, x)], (dtype, raises(np.min, x)) if n else None)
+    # Special values through reductions: NaN propagates, inf - inf is NaN.
+    for dtype in FLOATS:
+        for vals in ([1.0, math.nan, 2.0], [math.inf, -math.inf], [math.inf, 1.0], [-0.0, -0.0]):
+            x = round_to(dtype, np.array(vals))
+            v = exact(dtype, x)
+            for op, fn in (("sum", np.sum), ("max", np.max), ("min", np.min), ("prod", np.prod), ("mean", np.mean)):
+                yield Case(op, [(dtype, x)], reference(fn, dtype, v))
+    # Issue 21: f16 mean of more than 65,504 elements, and of two large values.
+    for vals in (np.full(70000, 0.5), np.full(70000, 1.0), np.array([60000.0, 60000.0])):
+        x = vals.astype(np.float16)
+        yield Case("mean", [("f16", x)], ("f16", round_to("f16", np.mean(vals))), note=" (issue 21: f16 mean)")
+    x = np.full(70000, 1.0).astype(np.float16)
+    yield Case("var", [("f16", x)], ("f16", np.float16(0.0)), note=" (issue 21: f16 var)")
+
+
+def sorting(rng, sizes):
+    for n in sizes:
+        for dtype in ("i32", "u8", "i64", "f32", "f64", "f16"):
+            x = sample(rng, dtype, n)
+            if dtype in ("i32", "u8") and n > 100:  # many duplicates
+                x = (x % 97).astype(CARRIER[dtype])
+            # NumPy's own float16 sort misplaces -0 among subnormals: sort the float64 values.
+            v = exact(dtype, x) if dtype in FLOATS else x
+            yield Case("sort", [(dtype, x)], (dtype, np.sort(v)), kw={"axis": 0}, check="sort")
+            yield Case("argsort", [(dtype, x)], ("i64", np.argsort(v, stable=True)), kw={"axis": 0}, check="argsort")
+            finite = x[~np.isnan(x)] if dtype in FLOATS else x
+            yield Case("sort", [(dtype, finite)], (dtype, np.sort(v[~np.isnan(v)] if dtype in FLOATS else v)[::-1]),
+                       kw={"axis": 0, "descending": True}, check="sort")
+            yield Case("unique_values", [(dtype, x)], (dtype, np.unique_values(v)), check="unique")
+            hay = np.sort(sample(rng, dtype, max(n // 3, 1)).astype(np.float64 if dtype in FLOATS else x.dtype))
+            for side in ("left", "right"):
+                yield Case("searchsorted", [(dtype, hay.astype(x.dtype)), (dtype, x)],
+                           ("i64", np.searchsorted(hay, v, side=side)), kw={"side": side})
+
+
+EXTREMES = [-(2**63), 2**63 - 1, -(2**63) + 1, 2**62]
+
+
+def slicing(rng):
+    x = np.arange(10, dtype=np.int32)
+    starts = [None, 0, 1, 3, 9, -1, -10, 10, 11, -11] + EXTREMES
+    steps = [1, 2, 3, -1, -2, 9, 10, -10] + EXTREMES
+    for step in steps:
+        for start in starts:
+            for stop in (None, 5, -(2**63), 2**63 - 1):
+                want = x[slice(start, stop, step)]
+                yield Case("slice", [("i32", x)], ("i32", want), kw={"index": [[start, stop, step]]})
+    # Slicing a slice: the view's strides and offset must compose.
+    m = np.arange(60, dtype=np.int16).reshape(6, 10)
+    for step in (2**63 - 1, -(2**63), 3, -4):
+        yield Case("slice", [("i16", m)], ("i16", m[1:, ::step]), kw={"index": [[1, None, 1], [None, None, step]]})
+    for index in ([10], [-11], [2**63 - 1], [-(2**63)]):
+        yield Case("slice", [("i32", x)], None, kw={"index": index})
+
+
+def manipulation(rng):
+    x = np.array([1, 2, 3], np.int8)
+    for r in (0, 1, 4):
+        yield Case("repeat", [("i8", x)], ("i8", np.repeat(x, r)), kw={"repeats": r})
+    yield Case("repeat", [("i8", x)], ("i8", np.repeat(x, [0, 2, 1])), kw={"repeats": [0, 2, 1]})
+    # Issue 21: huge counts are clean errors (NumPy raises too), never a panic.
+    for r in (2**64 - 1, 2**62, 2**40):
+        yield Case("repeat", [("i8", x)], None, kw={"repeats": r})
+    for dtype in ("f32", "f64", "f16", "i32", "i8", "u8"):
+        for start, stop, num, endpoint in ((0, 1, 5, True), (-3, 7, 11, False), (-2.5, 2.5, 6, True),
+                                           (1e6, -1e6, 7, True), (0, 1, 0, True), (5, 5, 1, False), (-7, 3, 4, True),
+                                           (0, 300, 4, True)):
+            want = raises(np.linspace, start, stop, num, endpoint, False, CARRIER[dtype])
+            kw = {"start": start, "stop": stop, "num": num, "endpoint": endpoint, "dtype": dtype}
+            yield Case("linspace", [], (dtype, want), kw=kw, tol=1 if dtype in FLOATS else 0)
+    for dtype in ("i8", "u8", "i64", "f32", "f16"):
+        x = sample(rng, dtype, 64)
+        for lo, hi in ((1, 50), (-5, 5), (-1000, 1000), (None, 3), (2, None)):
+            want = np.clip(x, lo, hi) if dtype in FLOATS or dtype[0] == "i" or (lo or 0) >= 0 else None
+            if want is None:
+                continue
+            kw = {k: v for k, v in (("min", lo), ("max", hi)) if v is not None}
+            yield Case("clip", [(dtype, x)], (dtype, np.asarray(want, CARRIER[dtype])), kw=kw)
+    x = sample(rng, "i8", 64)
+    with np.errstate(all="ignore"):
+        yield Case("clip", [("i8", x)], reference(lambda v: np.clip(v, 1.5, 50.5), "f64", x.astype(np.float64)),
+                   kw={"min": 1.5, "max": 50.5}, note=" (issue 21: int8 with float bounds)")
+
+
+def limits(rng, sizes):
+    """Elementwise and take at sizes around the dispatch limits."""
+    for n in sizes:
+        x, y = sample(rng, "f32", n, -100, 100), sample(rng, "f32", n, -100, 100)
+        yield Case("add", [("f32", x), ("f32", y)], reference(np.add, "f32", exact("f32", x), exact("f32", y)))
+        i = sample(rng, "i32", n)
+        yield Case("negative", [("i32", i)], ("i32", np.negative(i)))
+        idx = rng.integers(0, max(n, 1), n, dtype=np.int64) if n else np.zeros(0, np.int64)
+        if n:
+            yield Case("take", [("i32", i), ("i64", idx)], ("i32", np.take(i, idx)), kw={"axis": 0})
+    x = np.zeros((), np.float32) + np.float32(2.5)
+    yield Case("sqrt", [("f32", x)], reference(np.sqrt, "f32", 2.5))
+    yield Case("sum", [("f32", x)], ("f32", x))
+    yield Case("add", [("f32", np.zeros((3, 0), np.float32)), ("f32", np.zeros((3, 0), np.float32))],
+               ("f32", np.zeros((3, 0), np.float32)))
+    yield Case("add", [("f32", np.zeros(3, np.float32)), ("f32", np.zeros(4, np.float32))], None)
+    yield Case("sum", [("f32", np.zeros((2, 3), np.float32))], None, kw={"axes": [2]})
+    yield Case("take", [("i32", np.arange(5, dtype=np.int32)), ("i64", np.array([5]))], None, kw={"axis": 0})
+    yield Case("bitwise_and", [("f32", np.zeros(3, np.float32)), ("f32", np.zeros(3, np.float32))], None)
+
+
+def np_index(items):
+    """A driver index (integers, [start, stop, step]) as a NumPy index."""
+    return tuple(slice(*i) if isinstance(i, list) else i for i in items)
+
+
+def promotion(rng, n):
+    """Mixed dtypes of one kind, whose result dtype the standard defines."""
+    pairs = [(a, b) for a in INTS for b in INTS if a != b and {a, b} != {"i64", "u64"}]
+    pairs += [(a, b) for a in ("f16", "f32", "f64") for b in ("f16", "f32", "f64") if a != b]
+    for a, b in pairs:
+        x, y = sample(rng, a, n), sample(rng, b, n)
+        out = np.result_type(CARRIER[a], CARRIER[b])
+        out = next(d for d in DTYPES if CARRIER[d] == out and d != "bf16")
+        for op in ("add", "multiply", "maximum"):
+            if a in INTS:
+                with np.errstate(all="ignore"):
+                    want = (out, getattr(np, op)(x, y))
+            else:
+                want = reference(getattr(np, op), out, exact(a, x), exact(b, y))
+            yield Case(op, [(a, x), (b, y)], want, check="nosign" if op == "maximum" else "ulps")
+        yield Case("less", [(a, x), (b, y)], ("bool", np.less(x, y)))
+    # Broadcasting, 0-d operands and where.
+    x, y = sample(rng, "f32", 12).reshape(3, 4), sample(rng, "f32", 4)
+    z = np.array(sample(rng, "f32", 1)[0], np.float32).reshape(())
+    yield Case("add", [("f32", x), ("f32", y)], reference(np.add, "f32", exact("f32", x), exact("f32", y)))
+    yield Case("subtract", [("f32", z), ("f32", x)], reference(np.subtract, "f32", exact("f32", z), exact("f32", x)))
+    yield Case("multiply", [("f32", z), ("f32", z)], reference(np.multiply, "f32", exact("f32", z), exact("f32", z)))
+    c = sample(rng, "bool", 12).reshape(3, 4)
+    yield Case("where", [("bool", c), ("f32", x), ("f32", y)], ("f32", np.where(c, x, y)))
+    yield Case("add", [("f32", x), ("f32", sample(rng, "f32", 3))], None)
+
+
+# Views the ops see: reversed, strided, offset, and extreme steps that leave
+# one element; each with the shape of input it applies to.
+VIEWS = [
+    ((40,), [[None, None, -1]]), ((40,), [[1, None, 3]]), ((40,), [[-2, 3, -5]]),
+    ((40,), [[None, None, 2**63 - 1]]), ((40,), [[5, None, -(2**63)]]),
+    ((6, 7), [[None, None, -2], [3, None, -1]]), ((6, 7), [[1, 5, 1], 2]), ((6, 7), [[None, None, 2**63 - 1], [1, 6, 2]]),
+]
+
+
+def views(rng):
+    for shape, index in VIEWS:
+        for dtype in ("f32", "i16", "f16"):
+            x = sample(rng, dtype, int(np.prod(shape)), -50, 50).reshape(shape)
+            v = x[np_index(index)]
+            kw = {"view": index}
+            yield Case("negative", [(dtype, x)], (dtype, -v), kw=kw)
+            yield Case("astype", [(dtype, x)], ("f64", v.astype(np.float64)), kw={**kw, "dtype": "f64"})
+            yield Case("add", [(dtype, x), (dtype, np.ascontiguousarray(v))], (dtype, v + v), kw=kw)
+            acc = "i64" if dtype in INTS else dtype
+            want = np.sum(v.astype(np.float64), axis=-1) if v.ndim else v.astype(np.float64)
+            if v.ndim:
+                yield Case("sum", [(dtype, x)], (acc, round_to(acc, want) if acc in FLOATS else want.astype(np.int64)),
+                           kw={**kw, "axes": [-1]}, tol=1e-3 * 40, check="abs")
+                cs = np.cumsum(v.astype(np.float64), axis=-1)
+                yield Case("cumulative_sum", [(dtype, x)],
+                           (acc, round_to(acc, cs) if acc in FLOATS else cs.astype(np.int64)),
+                           kw={**kw, "axis": -1}, tol=1e-3 * 40, check="abs")
+                yield Case("sort", [(dtype, x)], (dtype, np.sort(v, axis=-1)), kw={**kw, "axis": -1}, check="sort")
+                yield Case("max", [(dtype, x)], (dtype, np.max(v, axis=-1)) if v.shape[-1] else None,
+                           kw={**kw, "axes": [-1]})
+
+
+def axes_reductions(rng):
+    """Reductions over some axes of 3-d arrays, with keepdims, and scans
+    with their initial zero."""
+    x = sample(rng, "i32", 60, -1000, 1000).reshape(3, 4, 5)
+    f = sample(rng, "f64", 60, -10, 10).reshape(3, 4, 5)
+    p = sample(rng, "i32", 60, -2, 2).reshape(3, 4, 5)
+    for axes in ([0], [1], [2], [0, 2], [-1, -3], [], [0, 1, 2]):
+        for keepdims in (False, True):
+            kw = {"axes": axes, "keepdims": keepdims}
+            t = tuple(axes)
+            yield Case("sum", [("i32", x)], ("i64", np.sum(x, axis=t, keepdims=keepdims, dtype=np.int64)), kw=kw)
+            yield Case("prod", [("i32", p)], ("i64", np.prod(p, axis=t, keepdims=keepdims, dtype=np.int64)), kw=kw)
+            yield Case("min", [("i32", x)], ("i32", np.min(x, axis=t, keepdims=keepdims)), kw=kw)
+            yield Case("mean", [("f64", f)], ("f64", np.mean(f, axis=t, keepdims=keepdims)), kw=kw, tol=1e-12,
+                       check="abs")
+            yield Case("var", [("f64", f)], ("f64", np.var(f, axis=t, keepdims=keepdims, ddof=1)),
+                       kw={**kw, "correction": 1.0}, tol=1e-11, check="abs")
+    for axis in (0, 1, -1):
+        for initial in (False, True):
+            yield Case("cumulative_sum", [("i32", x)],
+                       ("i64", np.cumulative_sum(x, axis=axis, include_initial=initial, dtype=np.int64)),
+                       kw={"axis": axis, "include_initial": initial})
+        yield Case("argmin", [("i32", x)], ("i64", np.argmin(x, axis=axis)), kw={"axis": axis})
+    yield Case("cumulative_sum", [("i32", x)], None, kw={})  # more than one axis needs an axis
+    yield Case("sum", [("i32", x)], None, kw={"axes": [0, 0]})
+
+
+def huge(rng):
+    """Reductions over 65,535 x 256 + 1 elements: one more than a 1-d
+    dispatch of 256-thread workgroups reaches (small dtype, small output)."""
+    n = 65_535 * 256 + 1
+    x = (np.arange(n) % 251).astype(np.uint8)
+    x[n - 1] = 255
+    yield Case("sum", [("u8", x)], ("u64", np.sum(x, dtype=np.uint64)))
+    yield Case("max", [("u8", x)], ("u8", np.max(x)))
+    yield Case("argmax", [("u8", x)], ("i64", np.argmax(x)))
+    yield Case("any", [("u8", x)], ("bool", np.any(x)), kw={"view": [[n - 2, None, 1]]})
+
+
+# ---------------------------------------------------------------- checking
+
+
+def ulp_distance(dtype, got, want):
+    """Values of `dtype` between got and want (across zero: -min and +min
+    are 2 apart), as uint64."""
+    if dtype == "bf16":
+        gb, wb = bf16_bits(got).astype(np.uint64), bf16_bits(want).astype(np.uint64)
+        width = 16
+    else:
+        kind, width = BITS[dtype]
+        gb = np.array(got, order="C").view(kind).astype(np.uint64)
+        wb = np.array(want, order="C").view(kind).astype(np.uint64)
+    sign = np.uint64(1) << np.uint64(width - 1)
+    gm, wm = gb & ~sign & np.uint64((1 << width) - 1), wb & ~sign & np.uint64((1 << width) - 1)
+    same = (gb & sign) == (wb & sign)
+    return np.where(same, np.where(gm > wm, gm - wm, wm - gm), gm + wm)
+
+
+def first_bad(mask):
+    i = int(np.argmax(mask.ravel()))
+    return i
+
+
+def compare(case, got_dtype, got):
+    """None when `got` matches the case's expectation, else why not."""
+    want_dtype, want = case.expect
+    want = np.asarray(want, CARRIER[want_dtype])
+    if got_dtype != want_dtype:
+        return f"dtype {got_dtype}, expected {want_dtype}"
+    if case.check == "argsort":
+        # Ties may come in any order: compare the values the indices pick.
+        x = case.args[0][1]
+        if got.shape != want.shape or not np.array_equal(np.sort(got), np.arange(len(x))):
+            return f"not a permutation: {got[:8]}"
+        got, want, want_dtype = x[got], x[want], case.args[0][0]
+    if case.check == "unique":
+        got = np.sort(got)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)}, expected {list(want.shape)}"
+    if got.size == 0:
+        return None
+    g, w = got.ravel(), want.ravel()
+    if want_dtype not in FLOATS:
+        bad = g != w
+    else:
+        gn, wn = np.isnan(g), np.isnan(w)
+        special = (gn != wn) | (np.isinf(g) != np.isinf(w)) | (np.isinf(w) & (g != w))
+        # Sorting and unique treat -0 and +0 as equal (either may come first or
+        # stay); maximum and minimum of -0 and +0 may return either (the standard).
+        zero_sign = (g == 0) & (w == 0) & (np.signbit(g) != np.signbit(w)) & (case.check == "ulps")
+        if case.check == "abs":
+            tol = np.broadcast_to(np.asarray(case.tol, np.float64), w.shape)
+            with np.errstate(invalid="ignore"):
+                err = np.abs(g.astype(np.float64) - w.astype(np.float64))
+                # One ulp of the result's own dtype for the final rounding.
+                within = (err <= tol) | (ulp_distance(want_dtype, g, w) <= 1)
+            bad = special | (~within & ~gn & ~np.isinf(w))
+        else:
+            dist = ulp_distance(want_dtype, g, w)
+            bad = special | zero_sign | ((dist > case.tol) & ~(gn & wn))
+    if not bad.any():
+        return None
+    i = first_bad(bad)
+    where = np.unravel_index(i, want.shape) if want.ndim else ()
+    inputs = ", ".join(f"{np.asarray(a).ravel()[i]!r}" for _, a in case.args
+                       if np.size(a) == want.size and case.check in ("ulps", "nosign"))
+    extra = f" at {list(map(int, where))}" + (f" (input {inputs})" if inputs else "")
+    return f"{int(bad.sum())} of {w.size} differ; first{extra}: expected {w[i]!r}, got {g[i]!r}"
+
+
+# ---------------------------------------------------------------- driver
+
+
+def target_dir():
+    return os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+
+
+def build_driver():
+    subprocess.run(["cargo", "build", "--quiet", "--locked", "-p", "anydev-diff", "-p", "anydev-sim"],
+                   cwd=ROOT, check=True)
+    return os.path.join(target_dir(), "debug", "anydev-diff")
+
+
+def run_device(driver, cases, device):
+    """Outcomes of `cases` on `device`, in order. A crash of the driver
+    (an abort) is the outcome of the case it was running; the rest run in
+    a new process."""
+    outcomes = []
+    while len(outcomes) < len(cases):
+        start = len(outcomes)
+        with tempfile.TemporaryFile("w+") as feed:
+            for k in range(start, len(cases)):
+                feed.write(json.dumps(cases[k].wire(k, device)) + "\n")
+            feed.seek(0)
+            proc = subprocess.run([driver], stdin=feed, capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            outcomes.append(json.loads(line))
+        if len(outcomes) < len(cases):
+            err = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+            outcomes.append({"id": len(outcomes), "crash": {"message": err[0]}})
+    return outcomes
+
+
+# A device may refuse what it cannot do (declared in its capabilities):
+# a clean refusal is never a wrong number. Counted and printed apart.
+REFUSALS = ("Unsupported", "UnsupportedDType")
+
+
+def judge(case, outcome):
+    """None if the outcome is right, else a description."""
+    if "array" in outcome:
+        if case.expect is None or case.expect[1] is None:
+            return f"returned {outcome['array']['dtype']}{outcome['array']['shape']}, expected an error"
+        got_dtype, got = decode(outcome["array"])
+        return compare(case, got_dtype, got)
+    if "error" in outcome:
+        e = outcome["error"]
+        if case.expect is None or case.expect[1] is None or e["kind"] in REFUSALS:
+            return None
+        return f"error {e['kind']}: {e['message']}"
+    kind = next(iter(k for k in outcome if k != "id"))
+    return f"{kind}: {outcome[kind]['message']}"
+
+
+def generate(seed, quick):
+    np.seterr(all="ignore")
+    warnings.simplefilter("ignore", RuntimeWarning)
+    rng = np.random.default_rng(seed)
+    n = 64
+    # Around the wgpu limits: 65,535 workgroups per dimension of 256
+    # threads; radix/bitonic passes at 2^16; an odd prime; 0-d and empty.
+    sizes = [0, 1, 2, 255, 257, 65_535, 65_536, 100_003]
+    cases = []
+    gens = [elementwise(rng, n), special_pairs(), comparisons(rng, 16), casts(rng, n), promotion(rng, 16), views(rng),
+            axes_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
+            limits(rng, sizes)]
+    if not quick:
+        gens.append(huge(rng))
+    for gen in gens:
+        cases.extend(c for c in gen if c is not None)
+    return cases
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--device", action="append", help="device to test (repeatable); default: every device found")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--driver", help="anydev-diff binary (default: build it with cargo)")
+    p.add_argument("--quick", action="store_true", help="leave out the cases of 16 million elements")
+    p.add_argument("--filter", help="only ops whose name contains this")
+    args = p.parse_args()
+    driver = args.driver or build_driver()
+    # The simulator's devices, as scripts/anydev finds them.
+    os.environ.setdefault("ANYDEV_PLUGINS", "sim:" + os.path.join(target_dir(), "debug", "libanydev_sim.so"))
+    devices = args.device or subprocess.run([driver, "--devices"], capture_output=True, text=True,
+                                            check=True).stdout.split()
+    devices = [d for d in devices if d != "sim:1"] if not args.device else devices  # sim:1 is sim:0's library
+    cases = generate(args.seed, args.quick)
+    if args.filter:
+        cases = [c for c in cases if args.filter in c.op]
+    with ThreadPoolExecutor(len(devices)) as pool:
+        results = dict(zip(devices, pool.map(lambda d: run_device(driver, cases, d), devices)))
+    passed = failed = 0
+    refused = {}
+    for k, case in enumerate(cases):
+        kinds = {}
+        for device in devices:
+            outcome = results[device][k]
+            problem = judge(case, outcome)
+            if "error" in outcome:
+                kinds[device] = outcome["error"]["kind"]
+                if kinds[device] in REFUSALS and case.expect is not None and case.expect[1] is not None:
+                    refused[device] = refused.get(device, 0) + 1
+            if problem:
+                failed += 1
+                print(f"FAIL {device} {case.describe()}: {problem}")
+            else:
+                passed += 1
+        if len(set(kinds.values())) > 1:
+            failed += 1
+            print(f"FAIL devices disagree on the error of {case.describe()}: {kinds}")
+    for device, count in sorted(refused.items()):
+        print(f"{device} refused {count} cases as unsupported")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
