@@ -18,7 +18,8 @@ the results with NumPy's:
 References are computed in float64 from the exact inputs and rounded once
 to the result's dtype (bf16 by this script, f16 by NumPy's direct
 conversion), never through float32 twice. NumPy is the reference except
-for the documented differences in DOCUMENTED below.
+for anydev's documented differences, each marked "Documented difference"
+where its cases are generated.
 
 Usage: scripts/diff_numpy.py [--device cpu:0 ...] [--seed N] [--driver PATH]
 (run it with the python of scripts/python-env.sh; see docs/testing.md).
@@ -118,7 +119,8 @@ def specials(dtype):
     else:
         fi = np.finfo(CARRIER[dtype])
         tiny, sub, big = float(fi.smallest_normal), float(fi.smallest_subnormal), float(fi.max)
-    vals = [0.0, 1.0, 0.5, 2.0, 3.0, sub, 3 * sub, tiny - sub, tiny, big, math.inf, math.nan, 1e-8, 0.1, 7.25]
+    vals = [0.0, 1.0, 0.5, 1.5, 2.5, 2.0, 3.0, sub, 3 * sub, tiny - sub, tiny, big, math.inf, math.nan, 1e-8, 0.1,
+            7.25, 1e10, 1e30]
     return vals + [-v for v in vals]
 
 
@@ -329,10 +331,10 @@ def comparisons(rng, n):
 def cast_reference(src, dst, x):
     """`x` of dtype `src` converted to `dst`, each value rounded once.
 
-    Floats to integers truncate toward zero, saturate, and NaN becomes 0:
-    anydev's documented choice where the standard leaves out-of-range
+    Documented difference: floats to integers truncate toward zero,
+    saturate, and NaN becomes 0: anydev's choice where the standard leaves out-of-range
     conversions undefined (NumPy's result there is platform-dependent);
-    see Array::astype and docs/semantics.md, "Casts"."""
+    see Array::astype in crates/anydev-array/src/elementwise.rs."""
     if dst == "bool":
         return x.astype(np.float64) != 0 if src in FLOATS else x != 0
     if dst in INTS:
@@ -608,6 +610,50 @@ def axes_reductions(rng):
     yield Case("sum", [("i32", x)], None, kw={"axes": [0, 0]})
 
 
+def more_reductions(rng):
+    """Scans and reductions beyond sums: products, logsumexp, NaN in arg
+    reductions, and float functions of integers."""
+    for dtype in ("i8", "i32", "u16", "i64"):
+        x = sample(rng, dtype, 40, 0 if dtype[0] == "u" else -3, 3)
+        acc = "u64" if dtype[0] == "u" else "i64"
+        with np.errstate(all="ignore"):
+            yield Case("cumulative_prod", [(dtype, x)], (acc, np.cumulative_prod(x, dtype=CARRIER[acc])), kw={"axis": 0})
+            yield Case("prod", [(dtype, x)], (acc, np.prod(x, dtype=CARRIER[acc])))
+    for dtype in ("f32", "f64", "f16"):
+        x = sample(rng, dtype, 40, -3, 3)
+        v = exact(dtype, x)
+        want = np.cumprod(v)
+        yield Case("cumulative_prod", [(dtype, x)], (dtype, round_to(dtype, want)), kw={"axis": 0},
+                   tol=np.abs(want) * 40 * 2.0**-23, check="abs")
+        for vals in (v, np.array([-math.inf, -math.inf]), np.array([math.inf, 1.0]), np.array([1e30, 1e30, -5.0]),
+                     np.array([math.nan, 0.0]), np.array([-1000.0, -1001.0])):
+            vals = exact(dtype, round_to(dtype, vals))
+            m = np.max(vals)
+            with np.errstate(all="ignore"):
+                lse = m + math.log(math.fsum(np.exp(vals - m))) if np.isfinite(m) else np.log(np.sum(np.exp(vals)))
+            yield Case("logsumexp", [(dtype, round_to(dtype, vals))], (dtype, round_to(dtype, lse)), tol=2)
+        y = x.copy()
+        y[[3, 17]] = np.nan
+        for op, fn in (("argmax", np.argmax), ("argmin", np.argmin), ("max", np.max), ("min", np.min)):
+            out = "i64" if op.startswith("arg") else dtype
+            yield Case(op, [(dtype, y)], (out, fn(y)), note=" (NaN propagates)")
+    # Float functions of integers compute in a float dtype.
+    for dtype in ("i8", "u8", "i16", "i32", "i64", "bool"):
+        x = sample(rng, dtype, 16, 0 if dtype != "bool" else None, 100 if dtype != "bool" else None)
+        for op, fn in (("sqrt", np.sqrt), ("divide", np.divide)):
+            args = [x] if op == "sqrt" else [x, x[::-1].copy()]
+            with np.errstate(all="ignore"):
+                want = fn(*args)
+            out = next(d for d in DTYPES if CARRIER[d] == want.dtype and d != "bf16")
+            if dtype == "bool":
+                # Documented difference: float functions refuse bool, as the
+                # standard requires a float (NumPy computes in f16); see
+                # Domain::Float in crates/anydev-array/src/elementwise.rs.
+                yield Case(op, [(dtype, a) for a in args], None, note=" (documented: bool refused)")
+                continue
+            yield Case(op, [(dtype, a) for a in args], reference(fn, out, *[a.astype(np.float64) for a in args]))
+
+
 def huge(rng):
     """Reductions over 65,535 x 256 + 1 elements: one more than a 1-d
     dispatch of 256-thread workgroups reaches (small dtype, small output)."""
@@ -688,6 +734,8 @@ def compare(case, got_dtype, got):
     inputs = ", ".join(f"{np.asarray(a).ravel()[i]!r}" for _, a in case.args
                        if np.size(a) == want.size and case.check in ("ulps", "nosign"))
     extra = f" at {list(map(int, where))}" + (f" (input {inputs})" if inputs else "")
+    if want_dtype in FLOATS and case.check == "ulps" and not special[i]:
+        extra += f" ({int(dist[i])} ulps, bound {case.tol})"
     return f"{int(bad.sum())} of {w.size} differ; first{extra}: expected {w[i]!r}, got {g[i]!r}"
 
 
@@ -755,7 +803,7 @@ def generate(seed, quick):
     sizes = [0, 1, 2, 255, 257, 65_535, 65_536, 100_003]
     cases = []
     gens = [elementwise(rng, n), special_pairs(), comparisons(rng, 16), casts(rng, n), promotion(rng, 16), views(rng),
-            axes_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
+            axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
             limits(rng, sizes)]
     if not quick:
         gens.append(huge(rng))
