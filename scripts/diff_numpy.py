@@ -654,6 +654,35 @@ def more_reductions(rng):
             yield Case(op, [(dtype, a) for a in args], reference(fn, out, *[a.astype(np.float64) for a in args]))
 
 
+def large_shapes(rng):
+    """Many outputs, long strided axes and creation at sizes past 2^16."""
+    n = 100_003
+    for start, step in ((0, 1), (0.1, 0.1), (-5000.5, 0.25)):
+        want = round_to("f32", start + np.arange(n) * step)
+        yield Case("arange", [], ("f32", want), kw={"start": start, "stop": start + n * step - step / 2, "step": step,
+                                                    "dtype": "f32"}, tol=1)
+    yield Case("linspace", [], ("f32", round_to("f32", np.linspace(0, 1, n))),
+               kw={"start": 0, "stop": 1, "num": n, "endpoint": True, "dtype": "f32"}, tol=1)
+    tall = sample(rng, "i32", 70_000 * 3, -1000, 1000).reshape(70_000, 3)
+    wide = np.ascontiguousarray(tall.T)
+    for x, axis in ((tall, 0), (tall, 1), (wide, 1), (wide, 0)):
+        kw = {"axes": [axis]}
+        yield Case("sum", [("i32", x)], ("i64", np.sum(x, axis=axis, dtype=np.int64)), kw=kw)
+        yield Case("max", [("i32", x)], ("i32", np.max(x, axis=axis)), kw=kw)
+        yield Case("argmin", [("i32", x)], ("i64", np.argmin(x, axis=axis)), kw={"axis": axis})
+        yield Case("cumulative_sum", [("i32", x)], ("i64", np.cumulative_sum(x, axis=axis, dtype=np.int64)),
+                   kw={"axis": axis})
+        yield Case("sort", [("i32", x)], ("i32", np.sort(x, axis=axis)), kw={"axis": axis})
+    view = [[None, None, -1], [1, None, 1]]
+    v = tall[np_index(view)]
+    yield Case("sum", [("i32", tall)], ("i64", np.sum(v, axis=0, dtype=np.int64)), kw={"view": view, "axes": [0]})
+    yield Case("sort", [("i32", tall)], ("i32", np.sort(v, axis=0)), kw={"view": view, "axis": 0})
+    f = sample(rng, "f64", n)
+    view = [[None, None, -3]]
+    yield Case("astype", [("f64", f)], ("f16", round_to("f16", f[::-3])), kw={"view": view, "dtype": "f16"})
+    yield Case("astype", [("f64", f)], ("bf16", round_to("bf16", f[::-3])), kw={"view": view, "dtype": "bf16"})
+
+
 def huge(rng):
     """Reductions over 65,535 x 256 + 1 elements: one more than a 1-d
     dispatch of 256-thread workgroups reaches (small dtype, small output)."""
@@ -804,7 +833,7 @@ def generate(seed, quick):
     cases = []
     gens = [elementwise(rng, n), special_pairs(), comparisons(rng, 16), casts(rng, n), promotion(rng, 16), views(rng),
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
-            limits(rng, sizes)]
+            limits(rng, sizes), large_shapes(rng)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:

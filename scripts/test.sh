@@ -43,3 +43,8 @@ if "$target/debug/anydev" conformance "$conformance/libctest_broken_add.so" > "$
   exit 1
 fi
 grep -q "case elementwise::add_broadcast on ctest_broken_add:0 (f32)" "$conformance/broken.txt"
+
+# Differential tests against NumPy on every device (docs/testing.md), in a
+# virtual environment under the target directory.
+# Off until the issue 21 fixes land (it fails on exactly those); switch on at integration:
+# "$(scripts/python-env.sh)" scripts/diff_numpy.py

@@ -50,8 +50,10 @@ pub struct Kwargs {
     pub repeats: Option<Repeats>,
     /// `astype`'s target, `linspace`'s dtype.
     pub dtype: Option<String>,
-    pub start: f64,
-    pub stop: f64,
+    /// `linspace` and `arange` bounds, `arange`'s step.
+    pub start: Option<Number>,
+    pub stop: Option<Number>,
+    pub step: Option<Number>,
     pub num: usize,
     pub endpoint: bool,
     /// `clip` bounds.
@@ -75,7 +77,7 @@ pub enum Repeats {
     PerElement(Vec<usize>),
 }
 
-/// A Rust scalar operand: integers stay integers (weakly typed, as Rust
+/// A Rust scalar argument: integers stay integers (weakly typed, as Rust
 /// literals are), anything else is an `f64`.
 #[derive(Clone, Copy, Debug, Deserialize)]
 #[serde(untagged)]
@@ -83,6 +85,16 @@ pub enum Number {
     Int(i64),
     UInt(u64),
     Float(f64),
+}
+
+impl Number {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(v) => v as f64,
+            Number::UInt(v) => v as f64,
+            Number::Float(v) => v,
+        }
+    }
 }
 
 /// What a case produced.

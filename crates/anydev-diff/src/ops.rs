@@ -125,7 +125,7 @@ const ONE_ARRAY: &[&str] = &[
 
 fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Result<Array>, String> {
     let arity = match op {
-        "linspace" => 0,
+        "linspace" | "arange" => 0,
         "where" => 3,
         "searchsorted" | "take" => 2,
         _ if binary(op).is_some() => 2,
@@ -144,13 +144,13 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
     Ok(match op {
         "linspace" => {
             let dtype = kw.dtype.as_deref().map(dtype).transpose()?;
-            ad::linspace(
-                kw.start,
-                kw.stop,
-                kw.num,
-                kw.endpoint,
-                ad::Spec::new(dtype, Some(device)),
-            )
+            let [start, stop] = [kw.start, kw.stop].map(|n| n.map_or(0.0, Number::as_f64));
+            ad::linspace(start, stop, kw.num, kw.endpoint, ad::Spec::new(dtype, Some(device)))
+        }
+        "arange" => {
+            let dtype = kw.dtype.as_deref().map(dtype).transpose()?;
+            let [start, stop, step] = [kw.start, kw.stop, kw.step].map(|n| weak(n.unwrap_or(Number::Int(0))));
+            ad::arange(start, stop, step, ad::Spec::new(dtype, Some(device)))
         }
         "where" => ad::where_(&args[0], &args[1], &args[2]),
         "searchsorted" => {
@@ -188,7 +188,11 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
                     Repeats::Each(n) => ad::repeat(x, *n, kw.axis),
                     Repeats::PerElement(v) => ad::repeat(x, &v[..], kw.axis),
                 },
-                "clip" => ad::clip(x, kw.min.map(bound), kw.max.map(bound)),
+                "clip" => ad::clip(
+                    x,
+                    kw.min.map(|n| Arg::Scalar(weak(n))),
+                    kw.max.map(|n| Arg::Scalar(weak(n))),
+                ),
                 _ => unary(op).expect("arity 1")(x),
             }
         }
@@ -205,10 +209,10 @@ fn indices(index: &[Index]) -> Vec<SliceArg> {
         .collect()
 }
 
-fn bound(n: Number) -> Arg<'static> {
-    Arg::Scalar(match n {
+fn weak(n: Number) -> Weak {
+    match n {
         Number::Int(v) => Weak::Int(v.into()),
         Number::UInt(v) => Weak::Int(v.into()),
         Number::Float(v) => Weak::Float(v),
-    })
+    }
 }
