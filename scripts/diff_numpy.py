@@ -683,6 +683,30 @@ def large_shapes(rng):
     yield Case("astype", [("f64", f)], ("bf16", round_to("bf16", f[::-3])), kw={"view": view, "dtype": "bf16"})
 
 
+SCALARS = [0, 1, -1, 127, 128, 255, 256, -129, 2**31, 2**63 - 1, -(2**63), 2**64 - 1, 0.5, -2.5, 0.1, 65520.0,
+           3.5e38, 1e300, 1e-45]
+
+
+def scalars(rng):
+    """Rust scalars as operands: they take the array's dtype (NumPy 2's
+    weak scalars); an integer the dtype cannot hold is an error, except in
+    comparisons, which are exact."""
+    for dtype in INTS + ["f16", "f32", "f64"]:
+        x = sample(rng, dtype, 16)
+        for value in SCALARS:
+            for op, first in (("add", False), ("subtract", True), ("multiply", False), ("maximum", False),
+                              ("less", False), ("equal", False)):
+                fn = getattr(np, op)
+                want = raises(lambda: fn(value, x) if first else fn(x, value))
+                if want is not None and want.dtype.kind == "f" and op not in ("less", "equal"):
+                    out = next(d for d in DTYPES if CARRIER[d] == want.dtype and d != "bf16")
+                    v = exact(out, round_to(out, value))
+                    want = round_to(out, fn(v, exact(dtype, x)) if first else fn(exact(dtype, x), v))
+                out = None if want is None else next(d for d in DTYPES if CARRIER[d] == want.dtype and d != "bf16")
+                yield Case(op, [(dtype, x)], None if want is None else (out, want),
+                           kw={"scalar": value, "scalar_first": first}, check="nosign")
+
+
 def huge(rng):
     """Reductions over 65,535 x 256 + 1 elements: one more than a 1-d
     dispatch of 256-thread workgroups reaches (small dtype, small output)."""
@@ -833,7 +857,7 @@ def generate(seed, quick):
     cases = []
     gens = [elementwise(rng, n), special_pairs(), comparisons(rng, 16), casts(rng, n), promotion(rng, 16), views(rng),
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
-            limits(rng, sizes), large_shapes(rng)]
+            limits(rng, sizes), large_shapes(rng), scalars(rng)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:

@@ -56,6 +56,10 @@ pub struct Kwargs {
     pub step: Option<Number>,
     pub num: usize,
     pub endpoint: bool,
+    /// A Rust scalar operand of a binary function, in place of its second
+    /// array (its first with `scalar_first`).
+    pub scalar: Option<Number>,
+    pub scalar_first: bool,
     /// `clip` bounds.
     pub min: Option<Number>,
     pub max: Option<Number>,

@@ -61,7 +61,7 @@ fn upload(input: &Input, device: Device) -> Result<ad::Result<Array>, String> {
 }
 
 type Unary = fn(&Array) -> ad::Result<Array>;
-type Binary = fn(&Array, &Array) -> ad::Result<Array>;
+type Binary = fn(Arg<'_>, Arg<'_>) -> ad::Result<Array>;
 
 /// The one-argument elementwise functions, by name.
 macro_rules! unary_by_name {
@@ -128,7 +128,7 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         "linspace" | "arange" => 0,
         "where" => 3,
         "searchsorted" | "take" => 2,
-        _ if binary(op).is_some() => 2,
+        _ if binary(op).is_some() => 2 - usize::from(kw.scalar.is_some()),
         _ if unary(op).is_some() || ONE_ARRAY.contains(&op) => 1,
         _ => return Err(format!("unknown op {op:?}")),
     };
@@ -162,7 +162,14 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
             ad::searchsorted(&args[0], &args[1], side)
         }
         "take" => ad::take(&args[0], &args[1], kw.axis),
-        _ if arity == 2 => binary(op).expect("arity 2")(&args[0], &args[1]),
+        _ if binary(op).is_some() => {
+            let f = binary(op).expect("a binary function");
+            match (kw.scalar.map(|s| Arg::Scalar(weak(s))), kw.scalar_first) {
+                (None, _) => f(Arg::Array(&args[0]), Arg::Array(&args[1])),
+                (Some(s), false) => f(Arg::Array(&args[0]), s),
+                (Some(s), true) => f(s, Arg::Array(&args[0])),
+            }
+        }
         _ => {
             let x = &args[0];
             match op {
