@@ -151,7 +151,7 @@ def sample(rng, dtype, n, lo=None, hi=None):
     return round_to(dtype, vals)
 
 
-def exact(dtype, a):
+def exact(a):
     """Values as float64 (exact for floats and for integers below 2^53)."""
     return np.asarray(a).astype(np.float64)
 
@@ -247,25 +247,26 @@ def elementwise(rng, n):
     for dtype in FLOATS:
         for op, fn in UNARY_FLOAT.items():
             x = sample(rng, dtype, n)
-            yield Case(op, [(dtype, x)], reference(fn, dtype, exact(dtype, x)), tol=ulps_for(op, dtype))
+            yield Case(op, [(dtype, x)], reference(fn, dtype, exact(x)), tol=ulps_for(op, dtype))
         for op, fn in UNARY_PREDICATE.items():
             x = sample(rng, dtype, n)
-            yield Case(op, [(dtype, x)], ("bool", fn(exact(dtype, x))))
+            yield Case(op, [(dtype, x)], ("bool", fn(exact(x))))
         for op, fn in BINARY_FLOAT.items():
             x, y = sample(rng, dtype, n), sample(rng, dtype, n)
             if op == "pow":  # also moderate values, where pow neither overflows nor saturates
                 x[: n // 2] = sample(rng, dtype, n // 2, 0.001, 100)
                 y[: n // 2] = np.round(sample(rng, dtype, n // 2, -20, 20), 0 if dtype in ("f16", "bf16") else 3)
                 y = round_to(dtype, y)
-            yield Case(op, [(dtype, x), (dtype, y)], reference(fn, dtype, exact(dtype, x), exact(dtype, y)),
+            yield Case(op, [(dtype, x), (dtype, y)], reference(fn, dtype, exact(x), exact(y)),
                        tol=ulps_for(op, dtype), check="nosign" if op in ("maximum", "minimum") else "ulps")
-        if dtype in ("f16", "f32", "f64"):  # NumPy has no bf16 nextafter
-            x, y = sample(rng, dtype, n), sample(rng, dtype, n)
-            yield Case("nextafter", [(dtype, x), (dtype, y)], (dtype, np.nextafter(x, y)))
+        x, y = sample(rng, dtype, n), sample(rng, dtype, n)
+        y[: n // 4] = x[: n // 4]
+        want = bf16_nextafter(x, y) if dtype == "bf16" else np.nextafter(x, y)  # NumPy has no bf16
+        yield Case("nextafter", [(dtype, x), (dtype, y)], (dtype, want))
         for op, fn in COMPARE.items():
             x = sample(rng, dtype, n)
             y = np.where(rng.random(n) < 0.3, x, sample(rng, dtype, n))
-            yield Case(op, [(dtype, x), (dtype, y)], ("bool", fn(exact(dtype, x), exact(dtype, y))))
+            yield Case(op, [(dtype, x), (dtype, y)], ("bool", fn(exact(x), exact(y))))
     for dtype in INTS:
         bits = np.iinfo(CARRIER[dtype]).bits
         for op, fn in UNARY_INT.items():
@@ -298,7 +299,7 @@ def special_pairs():
         if dtype in FLOATS:
             x, y = round_to(dtype, x), round_to(dtype, y)
             for op, fn in BINARY_FLOAT.items():
-                yield Case(op, [(dtype, x), (dtype, y)], reference(fn, dtype, exact(dtype, x), exact(dtype, y)),
+                yield Case(op, [(dtype, x), (dtype, y)], reference(fn, dtype, exact(x), exact(y)),
                            tol=ulps_for(op, dtype), check="nosign" if op in ("maximum", "minimum") else "ulps",
                            note=" (special pairs)")
         else:
@@ -395,7 +396,7 @@ def reductions(rng, sizes):
                 yield Case("argmax", [(dtype, x)], ("i64", np.argmax(x)) if n else None)
         for dtype in FLOATS:
             x = sample(rng, dtype, n, -4, 4)
-            v = exact(dtype, x)
+            v = exact(x)
             terms = float(np.sum(np.abs(v)))
             yield Case("sum", [(dtype, x)], (dtype, round_to(dtype, math.fsum(v))), tol=sum_bound(dtype, terms, n),
                        check="abs")
@@ -418,7 +419,7 @@ def reductions(rng, sizes):
     for dtype in FLOATS:
         for vals in ([1.0, math.nan, 2.0], [math.inf, -math.inf], [math.inf, 1.0], [-0.0, -0.0]):
             x = round_to(dtype, np.array(vals))
-            v = exact(dtype, x)
+            v = exact(x)
             for op, fn in (("sum", np.sum), ("max", np.max), ("min", np.min), ("prod", np.prod), ("mean", np.mean)):
                 yield Case(op, [(dtype, x)], reference(fn, dtype, v))
     # Issue 21: f16 mean of more than 65,504 elements, and of two large values.
@@ -431,17 +432,20 @@ def reductions(rng, sizes):
 
 def sorting(rng, sizes):
     for n in sizes:
-        for dtype in ("i32", "u8", "i64", "f32", "f64", "f16"):
+        small = ("u64", "i8", "u32", "bf16", "bool") if n <= 257 else ()
+        for dtype in ("i32", "u8", "i64", "f32", "f64", "f16") + small:
             x = sample(rng, dtype, n)
             if dtype in ("i32", "u8") and n > 100:  # many duplicates
                 x = (x % 97).astype(CARRIER[dtype])
             # NumPy's own float16 sort misplaces -0 among subnormals: sort the float64 values.
-            v = exact(dtype, x) if dtype in FLOATS else x
+            v = exact(x) if dtype in FLOATS else x
             yield Case("sort", [(dtype, x)], (dtype, np.sort(v)), kw={"axis": 0}, check="sort")
             yield Case("argsort", [(dtype, x)], ("i64", np.argsort(v, stable=True)), kw={"axis": 0}, check="argsort")
             finite = x[~np.isnan(x)] if dtype in FLOATS else x
             yield Case("sort", [(dtype, finite)], (dtype, np.sort(v[~np.isnan(v)] if dtype in FLOATS else v)[::-1]),
                        kw={"axis": 0, "descending": True}, check="sort")
+            yield Case("argsort", [(dtype, finite)], ("i64", np.argsort(finite, stable=True)[::-1]),
+                       kw={"axis": 0, "descending": True}, check="argsort")
             yield Case("unique_values", [(dtype, x)], (dtype, np.unique_values(v)), check="unique")
             hay = np.sort(sample(rng, dtype, max(n // 3, 1)).astype(np.float64 if dtype in FLOATS else x.dtype))
             for side in ("left", "right"):
@@ -502,7 +506,7 @@ def limits(rng, sizes):
     """Elementwise and take at sizes around the dispatch limits."""
     for n in sizes:
         x, y = sample(rng, "f32", n, -100, 100), sample(rng, "f32", n, -100, 100)
-        yield Case("add", [("f32", x), ("f32", y)], reference(np.add, "f32", exact("f32", x), exact("f32", y)))
+        yield Case("add", [("f32", x), ("f32", y)], reference(np.add, "f32", exact(x), exact(y)))
         i = sample(rng, "i32", n)
         yield Case("negative", [("i32", i)], ("i32", np.negative(i)))
         idx = rng.integers(0, max(n, 1), n, dtype=np.int64) if n else np.zeros(0, np.int64)
@@ -537,15 +541,15 @@ def promotion(rng, n):
                 with np.errstate(all="ignore"):
                     want = (out, getattr(np, op)(x, y))
             else:
-                want = reference(getattr(np, op), out, exact(a, x), exact(b, y))
+                want = reference(getattr(np, op), out, exact(x), exact(y))
             yield Case(op, [(a, x), (b, y)], want, check="nosign" if op == "maximum" else "ulps")
         yield Case("less", [(a, x), (b, y)], ("bool", np.less(x, y)))
     # Broadcasting, 0-d operands and where.
     x, y = sample(rng, "f32", 12).reshape(3, 4), sample(rng, "f32", 4)
     z = np.array(sample(rng, "f32", 1)[0], np.float32).reshape(())
-    yield Case("add", [("f32", x), ("f32", y)], reference(np.add, "f32", exact("f32", x), exact("f32", y)))
-    yield Case("subtract", [("f32", z), ("f32", x)], reference(np.subtract, "f32", exact("f32", z), exact("f32", x)))
-    yield Case("multiply", [("f32", z), ("f32", z)], reference(np.multiply, "f32", exact("f32", z), exact("f32", z)))
+    yield Case("add", [("f32", x), ("f32", y)], reference(np.add, "f32", exact(x), exact(y)))
+    yield Case("subtract", [("f32", z), ("f32", x)], reference(np.subtract, "f32", exact(z), exact(x)))
+    yield Case("multiply", [("f32", z), ("f32", z)], reference(np.multiply, "f32", exact(z), exact(z)))
     c = sample(rng, "bool", 12).reshape(3, 4)
     yield Case("where", [("bool", c), ("f32", x), ("f32", y)], ("f32", np.where(c, x, y)))
     yield Case("add", [("f32", x), ("f32", sample(rng, "f32", 3))], None)
@@ -621,13 +625,13 @@ def more_reductions(rng):
             yield Case("prod", [(dtype, x)], (acc, np.prod(x, dtype=CARRIER[acc])))
     for dtype in ("f32", "f64", "f16"):
         x = sample(rng, dtype, 40, -3, 3)
-        v = exact(dtype, x)
+        v = exact(x)
         want = np.cumprod(v)
         yield Case("cumulative_prod", [(dtype, x)], (dtype, round_to(dtype, want)), kw={"axis": 0},
                    tol=np.abs(want) * 40 * 2.0**-23, check="abs")
         for vals in (v, np.array([-math.inf, -math.inf]), np.array([math.inf, 1.0]), np.array([1e30, 1e30, -5.0]),
                      np.array([math.nan, 0.0]), np.array([-1000.0, -1001.0])):
-            vals = exact(dtype, round_to(dtype, vals))
+            vals = exact(round_to(dtype, vals))
             m = np.max(vals)
             with np.errstate(all="ignore"):
                 lse = m + math.log(math.fsum(np.exp(vals - m))) if np.isfinite(m) else np.log(np.sum(np.exp(vals)))
@@ -700,11 +704,43 @@ def scalars(rng):
                 want = raises(lambda: fn(value, x) if first else fn(x, value))
                 if want is not None and want.dtype.kind == "f" and op not in ("less", "equal"):
                     out = next(d for d in DTYPES if CARRIER[d] == want.dtype and d != "bf16")
-                    v = exact(out, round_to(out, value))
-                    want = round_to(out, fn(v, exact(dtype, x)) if first else fn(exact(dtype, x), v))
+                    v = exact(round_to(out, value))
+                    want = round_to(out, fn(v, exact(x)) if first else fn(exact(x), v))
                 out = None if want is None else next(d for d in DTYPES if CARRIER[d] == want.dtype and d != "bf16")
                 yield Case(op, [(dtype, x)], None if want is None else (out, want),
                            kw={"scalar": value, "scalar_first": first}, check="nosign")
+
+
+def empty_axes(rng):
+    """Reductions, scans and sorts where some axis is empty."""
+    for shape in ((0, 3), (3, 0), (0,), (2, 0, 4)):
+        x = np.zeros(shape, np.float32)
+        for axis in range(len(shape)):
+            kw = {"axes": [axis]}
+            yield Case("sum", [("f32", x)], ("f32", np.sum(x, axis=axis)), kw=kw)
+            yield Case("prod", [("f32", x)], ("f32", np.prod(x, axis=axis)), kw=kw)
+            yield Case("mean", [("f32", x)], ("f32", np.full(np.sum(x, axis=axis).shape, np.nan, np.float32)), kw=kw)
+            yield Case("max", [("f32", x)], ("f32", raises(np.max, x, axis)), kw=kw)
+            yield Case("argmin", [("f32", x)], ("i64", raises(np.argmin, x, axis)), kw={"axis": axis})
+            yield Case("any", [("f32", x)], ("bool", np.any(x, axis=axis)), kw=kw)
+            yield Case("cumulative_sum", [("f32", x)], ("f32", np.cumulative_sum(x, axis=axis)), kw={"axis": axis})
+            yield Case("sort", [("f32", x)], ("f32", np.sort(x, axis=axis)), kw={"axis": axis})
+    hay, needles = np.zeros(0, np.int32), np.array([1, -5, 7], np.int32)
+    yield Case("searchsorted", [("i32", hay), ("i32", needles)], ("i64", np.zeros(3, np.int64)))
+    yield Case("searchsorted", [("i32", needles[:1]), ("i32", hay)], ("i64", np.zeros(0, np.int64)))
+    yield Case("take", [("i32", needles), ("i64", np.zeros(0, np.int64))], ("i32", hay), kw={"axis": 0})
+    yield Case("take", [("i32", hay), ("i64", np.zeros(1, np.int64))], None, kw={"axis": 0})
+
+
+def bf16_nextafter(x, y):
+    """nextafter on bf16 values (carried in float32), from the bit patterns."""
+    bits = bf16_bits(x).astype(np.int32)
+    up = (y > x) == (x >= 0)
+    step = np.where(up, bits + 1, bits - 1)
+    tiny = np.where(y > 0, 1, 0x8001)
+    out = np.where(x == 0, tiny, step)
+    out = (out.astype(np.uint32) << 16).view(np.float32)
+    return np.where(np.isnan(x) | np.isnan(y), np.float32(np.nan), np.where(x == y, y, out))
 
 
 def huge(rng):
@@ -736,11 +772,6 @@ def ulp_distance(dtype, got, want):
     gm, wm = gb & ~sign & np.uint64((1 << width) - 1), wb & ~sign & np.uint64((1 << width) - 1)
     same = (gb & sign) == (wb & sign)
     return np.where(same, np.where(gm > wm, gm - wm, wm - gm), gm + wm)
-
-
-def first_bad(mask):
-    i = int(np.argmax(mask.ravel()))
-    return i
 
 
 def compare(case, got_dtype, got):
@@ -782,7 +813,7 @@ def compare(case, got_dtype, got):
             bad = special | zero_sign | ((dist > case.tol) & ~(gn & wn))
     if not bad.any():
         return None
-    i = first_bad(bad)
+    i = int(np.argmax(bad))
     where = np.unravel_index(i, want.shape) if want.ndim else ()
     inputs = ", ".join(f"{np.asarray(a).ravel()[i]!r}" for _, a in case.args
                        if np.size(a) == want.size and case.check in ("ulps", "nosign"))
@@ -857,7 +888,8 @@ def generate(seed, quick):
     cases = []
     gens = [elementwise(rng, n), special_pairs(), comparisons(rng, 16), casts(rng, n), promotion(rng, 16), views(rng),
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
-            limits(rng, sizes), large_shapes(rng), scalars(rng)]
+            limits(rng, sizes), large_shapes(rng), scalars(rng),
+            empty_axes(rng)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:
