@@ -743,6 +743,48 @@ def bf16_nextafter(x, y):
     return np.where(np.isnan(x) | np.isnan(y), np.float32(np.nan), np.where(x == y, y, out))
 
 
+def linalg_and_layout(rng):
+    """matmul (tile edges, batches, vectors, empty), concat, roll, flip."""
+    shapes = [((1, 1), (1, 1)), ((3, 5), (5, 2)), ((33, 65), (65, 17)), ((64, 64), (64, 64)), ((2, 3, 4), (4, 5)),
+              ((5,), (5,)), ((5,), (5, 3)), ((3, 5), (5,)), ((0, 3), (3, 4)), ((3, 0), (0, 4)), ((2, 1, 3, 4), (5, 4, 2))]
+    for dtype in ("f32", "f64", "f16", "i32"):
+        for sa, sb in shapes:
+            a = sample(rng, dtype, int(np.prod(sa)), -8, 8).reshape(sa)
+            b = sample(rng, dtype, int(np.prod(sb)), -8, 8).reshape(sb)
+            if dtype in INTS:
+                yield Case("matmul", [(dtype, a), (dtype, b)], (dtype, np.matmul(a, b)))
+                continue
+            va, vb = exact(a), exact(b)
+            k = sa[-1]
+            tol = k * 2.0**-24 * np.matmul(np.abs(va), np.abs(vb))
+            yield Case("matmul", [(dtype, a), (dtype, b)], (dtype, round_to(dtype, np.matmul(va, vb))), tol=tol,
+                       check="abs")
+        a = sample(rng, dtype, 30, -8, 8).reshape(5, 6)
+        view = [[None, None, -1], [None, None, 2]]
+        want = np.matmul(exact(a[np_index(view)]), exact(a[np_index(view)]).T)
+        yield Case("matmul", [(dtype, a), (dtype, np.ascontiguousarray(a[np_index(view)].T))],
+                   (dtype, round_to(dtype, want) if dtype in FLOATS else want.astype(CARRIER[dtype])),
+                   kw={"view": view}, tol=3 * 2.0**-24 * np.abs(want) * 8, check="abs")
+    yield Case("matmul", [("f32", np.zeros((3, 4), np.float32)), ("f32", np.zeros((5, 6), np.float32))], None)
+    yield Case("matmul", [("f32", np.zeros((), np.float32)), ("f32", np.zeros((2, 2), np.float32))], None)
+    a, b, c = sample(rng, "i16", 3), np.zeros(0, np.int16), sample(rng, "i16", 5)
+    yield Case("concat", [("i16", a), ("i16", b), ("i16", c)], ("i16", np.concatenate([a, b, c])), kw={"axis": 0})
+    m, n = sample(rng, "f32", 6).reshape(2, 3), sample(rng, "f32", 4).reshape(2, 2)
+    yield Case("concat", [("f32", m), ("f32", n)], ("f32", np.concatenate([m, n], axis=1)), kw={"axis": -1})
+    yield Case("concat", [("f32", m), ("f32", n)], None, kw={"axis": 0})
+    yield Case("concat", [("f32", m), ("f32", n)], ("f32", np.concatenate([m, n], axis=None)))
+    x = np.arange(10, dtype=np.int32)
+    m = np.arange(12, dtype=np.int32).reshape(3, 4)
+    for shift in (0, 3, -1, 10, 11, -23, 2**62, 2**63 - 1, -(2**63)):
+        yield Case("roll", [("i32", x)], ("i32", np.roll(x, shift)), kw={"shifts": [shift], "axes": [0]})
+        yield Case("roll", [("i32", m)], ("i32", np.roll(m, (shift, 1), axis=(0, 1))),
+                   kw={"shifts": [shift, 1], "axes": [0, 1]})
+    yield Case("roll", [("i32", np.zeros(0, np.int32))], ("i32", np.zeros(0, np.int32)), kw={"shifts": [3], "axes": [0]})
+    for axes in (None, [0], [-1], [0, 1]):
+        yield Case("flip", [("i32", m)], ("i32", np.flip(m, axis=None if axes is None else tuple(axes))),
+                   kw={"axes": axes})
+
+
 def huge(rng):
     """Reductions over 65,535 x 256 + 1 elements: one more than a 1-d
     dispatch of 256-thread workgroups reaches (small dtype, small output)."""
@@ -802,7 +844,7 @@ def compare(case, got_dtype, got):
         # stay); maximum and minimum of -0 and +0 may return either (the standard).
         zero_sign = (g == 0) & (w == 0) & (np.signbit(g) != np.signbit(w)) & (case.check == "ulps")
         if case.check == "abs":
-            tol = np.broadcast_to(np.asarray(case.tol, np.float64), w.shape)
+            tol = np.broadcast_to(np.asarray(case.tol, np.float64), want.shape).ravel()
             with np.errstate(invalid="ignore"):
                 err = np.abs(g.astype(np.float64) - w.astype(np.float64))
                 # One ulp of the result's own dtype for the final rounding.
@@ -889,7 +931,7 @@ def generate(seed, quick):
     gens = [elementwise(rng, n), special_pairs(), comparisons(rng, 16), casts(rng, n), promotion(rng, 16), views(rng),
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
             limits(rng, sizes), large_shapes(rng), scalars(rng),
-            empty_axes(rng)]
+            empty_axes(rng), linalg_and_layout(rng)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:

@@ -56,6 +56,8 @@ pub struct Kwargs {
     pub step: Option<Number>,
     pub num: usize,
     pub endpoint: bool,
+    /// `roll`'s shifts.
+    pub shifts: Vec<isize>,
     /// A Rust scalar operand of a binary function, in place of its second
     /// array (its first with `scalar_first`).
     pub scalar: Option<Number>,

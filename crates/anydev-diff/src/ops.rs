@@ -100,34 +100,18 @@ fn binary(name: &str) -> Option<Binary> {
 }
 
 /// The ops of one array besides the elementwise functions.
+#[rustfmt::skip]
 const ONE_ARRAY: &[&str] = &[
-    "astype",
-    "sum",
-    "prod",
-    "min",
-    "max",
-    "mean",
-    "all",
-    "any",
-    "logsumexp",
-    "var",
-    "std",
-    "argmin",
-    "argmax",
-    "cumulative_sum",
-    "cumulative_prod",
-    "sort",
-    "argsort",
-    "slice",
-    "repeat",
-    "clip",
+    "astype", "sum", "prod", "min", "max", "mean", "all", "any", "logsumexp", "var", "std", "argmin", "argmax",
+    "cumulative_sum", "cumulative_prod", "sort", "argsort", "slice", "repeat", "clip", "roll", "flip",
 ];
 
 fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Result<Array>, String> {
     let arity = match op {
         "linspace" | "arange" => 0,
         "where" => 3,
-        "searchsorted" | "take" => 2,
+        "concat" => args.len().max(1),
+        "searchsorted" | "take" | "matmul" => 2,
         _ if binary(op).is_some() => 2 - usize::from(kw.scalar.is_some()),
         _ if unary(op).is_some() || ONE_ARRAY.contains(&op) => 1,
         _ => return Err(format!("unknown op {op:?}")),
@@ -162,6 +146,8 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
             ad::searchsorted(&args[0], &args[1], side)
         }
         "take" => ad::take(&args[0], &args[1], kw.axis),
+        "matmul" => ad::matmul(&args[0], &args[1]),
+        "concat" => ad::concat(&args.iter().collect::<Vec<_>>(), kw.axis),
         _ if binary(op).is_some() => {
             let f = binary(op).expect("a binary function");
             match (kw.scalar.map(|s| Arg::Scalar(weak(s))), kw.scalar_first) {
@@ -195,6 +181,8 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
                     Repeats::Each(n) => ad::repeat(x, *n, kw.axis),
                     Repeats::PerElement(v) => ad::repeat(x, &v[..], kw.axis),
                 },
+                "roll" => ad::roll(x, &kw.shifts, axes()),
+                "flip" => x.flip(axes()),
                 "clip" => ad::clip(
                     x,
                     kw.min.map(|n| Arg::Scalar(weak(n))),
