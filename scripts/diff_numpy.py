@@ -785,6 +785,32 @@ def linalg_and_layout(rng):
                    kw={"axes": axes})
 
 
+def narrow_dtypes(rng):
+    """1- and 2-byte elements at odd sizes, offsets and strides: where a
+    backend without 8- or 16-bit storage packs several elements per word."""
+    for n in (3, 257, 65_537, 100_003):
+        for dtype in ("i8", "u8", "bool", "f16", "bf16", "i16"):
+            x, y = sample(rng, dtype, n), sample(rng, dtype, n)
+            if dtype == "bool":
+                yield Case("logical_xor", [(dtype, x), (dtype, y)], (dtype, x ^ y))
+            elif dtype in INTS:
+                with np.errstate(all="ignore"):
+                    yield Case("add", [(dtype, x), (dtype, y)], (dtype, x + y))
+            else:
+                yield Case("add", [(dtype, x), (dtype, y)], reference(np.add, dtype, exact(x), exact(y)))
+            yield Case("less", [(dtype, x), (dtype, y)], ("bool", exact(x) < exact(y)))
+            yield Case("astype", [("f32", exact(x).astype(np.float32))], (dtype, cast_reference("f32", dtype,
+                       exact(x).astype(np.float32))), kw={"dtype": dtype})
+            for view in ([[1, None, 1]], [[2, None, 3]], [[None, None, -1]], [[n - 2, 0, -5]]):
+                v = x[np_index(view)]
+                yield Case("astype", [(dtype, x)], ("f64", exact(v)), kw={"view": view, "dtype": "f64"})
+                if dtype != "bool":
+                    yield Case("maximum", [(dtype, x), (dtype, np.ascontiguousarray(v))],
+                               (dtype, np.maximum(v, v)), kw={"view": view}, check="nosign")
+                yield Case("where", [("bool", (exact(x) > 0)), (dtype, x), (dtype, y)],
+                           (dtype, np.where(exact(x) > 0, x, y)))
+
+
 def huge(rng):
     """Reductions over 65,535 x 256 + 1 elements: one more than a 1-d
     dispatch of 256-thread workgroups reaches (small dtype, small output)."""
@@ -931,7 +957,7 @@ def generate(seed, quick):
     gens = [elementwise(rng, n), special_pairs(), comparisons(rng, 16), casts(rng, n), promotion(rng, 16), views(rng),
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
             limits(rng, sizes), large_shapes(rng), scalars(rng),
-            empty_axes(rng), linalg_and_layout(rng)]
+            empty_axes(rng), linalg_and_layout(rng), narrow_dtypes(rng)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:
