@@ -33,6 +33,7 @@ mod create;
 mod dispatch;
 mod element;
 mod error;
+mod hyperbolic;
 mod index;
 mod iter;
 mod map;

@@ -4,6 +4,7 @@ use crate::arith::{lift1, Num};
 use crate::dispatch::{with_any, with_bits, with_float, with_numeric};
 use crate::element::Element;
 use crate::error::KernelError;
+use crate::hyperbolic;
 use crate::iter::{GRAIN_CHEAP, GRAIN_HEAVY};
 use crate::map::{map1, Src};
 use crate::tensor::HostTensor;
@@ -54,9 +55,9 @@ pub(crate) unsafe fn unary(op: UnaryOp, x: &HostTensor, out: &HostTensor) -> Res
             dt,
             |T| match op {
                 Acos => run!(T, heavy, |v: T| lift1(v, |c| c.acos())),
-                Acosh => run!(T, heavy, |v: T| lift1(v, |c| c.acosh())),
+                Acosh => run!(T, heavy, |v: T| lift1(v, hyperbolic::acosh)),
                 Asin => run!(T, heavy, |v: T| lift1(v, |c| c.asin())),
-                Asinh => run!(T, heavy, |v: T| lift1(v, |c| c.asinh())),
+                Asinh => run!(T, heavy, |v: T| lift1(v, hyperbolic::asinh)),
                 Atan => run!(T, heavy, |v: T| lift1(v, |c| c.atan())),
                 Atanh => run!(T, heavy, |v: T| lift1(v, |c| c.atanh())),
                 Cos => run!(T, heavy, |v: T| lift1(v, |c| c.cos())),

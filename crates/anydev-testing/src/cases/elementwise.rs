@@ -67,6 +67,10 @@ pub fn cases() -> Vec<Case> {
             .dtypes(&[DType::F32, DType::F64])
             .op(OpCode::Unary(UnaryOp::Exp))
             .op(OpCode::Unary(UnaryOp::Sqrt)),
+        Case::new("elementwise::inverse_hyperbolic_extremes", inverse_hyperbolic_extremes)
+            .dtypes(&[DType::F32, DType::F64])
+            .op(OpCode::Unary(UnaryOp::Asinh))
+            .op(OpCode::Unary(UnaryOp::Acosh)),
         Case::new("elementwise::scalar_operands", scalar_operands)
             .dtypes(&[DType::F32, DType::F64, DType::I32])
             .op(OpCode::Binary(BinaryOp::Subtract))
@@ -180,6 +184,42 @@ fn unary_special_values(ctx: &CaseCtx) -> Result<(), Failure> {
         check_array(&format!("{name} of special values"), &[values.len()], &want, &op(&x)?)?;
     }
     Ok(())
+}
+
+/// `asinh` and `acosh` are finite for every finite input: at the largest
+/// finite value a formula through `x + sqrt(x^2 + 1)` overflows. The
+/// reference is std's f64 function where it cannot overflow (every f32
+/// value) and `ln(2) + ln|x|` above 1e150, where `1/x^2` is far below an
+/// f64 ulp.
+fn inverse_hyperbolic_extremes(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let max = if dtype == DType::F32 { f32::MAX as f64 } else { f64::MAX };
+    let values = [max, -max, max / 3.0, 1e30, 3.0, 1.0 + 1e-6, 1.0, 0.5, 1e-8, -0.0];
+    let x = r::array(&values, &[values.len()], dtype, ctx.device)?;
+    let stored = x.to_f64_vec()?;
+    let ln_2x = |v: f64| v.abs().ln() + std::f64::consts::LN_2;
+    let asinh = |v: f64| {
+        if v.abs() > 1e150 {
+            ln_2x(v).copysign(v)
+        } else {
+            v.asinh()
+        }
+    };
+    let acosh = |v: f64| if v > 1e150 { ln_2x(v) } else { v.acosh() };
+    let want: Vec<f64> = stored.iter().map(|&v| r::round_to(dtype, asinh(v))).collect();
+    check_array(
+        "asinh near the largest finite values",
+        &[values.len()],
+        &want,
+        &x.asinh()?,
+    )?;
+    let want: Vec<f64> = stored.iter().map(|&v| r::round_to(dtype, acosh(v))).collect();
+    check_array(
+        "acosh near the largest finite values",
+        &[values.len()],
+        &want,
+        &x.acosh()?,
+    )
 }
 
 fn scalar_operands(ctx: &CaseCtx) -> Result<(), Failure> {
