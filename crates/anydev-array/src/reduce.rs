@@ -4,7 +4,8 @@
 //! Accumulation follows the standard: `sum`, `prod` and the cumulative
 //! forms of bool and signed integers accumulate in `i64`, of unsigned
 //! integers in `u64` (the array is cast first); floats keep their dtype
-//! (backends sum pairwise or better). Over an empty set of elements `sum`
+//! (backends sum pairwise or better). The statistics (`mean`, `var`,
+//! `std`, `logsumexp`) of f16 and bf16 compute in f32 and round once. Over an empty set of elements `sum`
 //! is 0, `prod` 1, `all` true, `any` false, `mean`/`var` NaN; `min`,
 //! `max`, `argmin` and `argmax` are errors.
 
@@ -121,48 +122,76 @@ pub fn any(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
     reduce_primitive(ReduceOp::Any, x, &axes_of("any", x, axes.into())?, keepdims)
 }
 
-/// Arithmetic mean; integers are averaged in `f64`.
+/// The dtype a statistic of `x` is computed in, and the dtype of its
+/// result. f16 and bf16 compute in f32 and round once at the end: in
+/// their own dtype both the element count and the sum pass 65,504 (f16's
+/// largest value) on long axes, and every intermediate would round.
+fn statistic_dtypes(op: &str, x: &Array) -> Result<(DType, DType)> {
+    let result = Domain::Float.apply(op, x.dtype())?;
+    let work = match result {
+        DType::F16 | DType::BF16 => DType::F32,
+        other => other,
+    };
+    Ok((work, result))
+}
+
+/// Arithmetic mean; integers are averaged in `f64`, f16 and bf16 in f32.
 pub fn mean(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
-    let xf = x.astype(Domain::Float.apply("mean", x.dtype())?)?;
-    let axes = axes_of("mean", &xf, axes.into())?;
-    let total = reduce_primitive(ReduceOp::Sum, &xf, &axes, keepdims)?;
-    total.divide(reduced_count(&xf, &axes) as f64)
+    let (work, result) = statistic_dtypes("mean", x)?;
+    let xw = x.astype(work)?;
+    let axes = axes_of("mean", &xw, axes.into())?;
+    mean_of(&xw, &axes, keepdims)?.astype(result)
+}
+
+/// Mean of `x` (already in its work dtype) over normalised `axes`.
+fn mean_of(x: &Array, axes: &[usize], keepdims: bool) -> Result<Array> {
+    let total = reduce_primitive(ReduceOp::Sum, x, axes, keepdims)?;
+    total.divide(reduced_count(x, axes) as f64)
+}
+
+/// Variance of `x` (already in its work dtype) over normalised `axes`.
+fn var_of(x: &Array, axes: &[usize], correction: f64, keepdims: bool) -> Result<Array> {
+    let n = reduced_count(x, axes) as f64;
+    let centred = x.subtract(&mean_of(x, axes, true)?)?;
+    let squares = reduce_primitive(ReduceOp::Sum, &centred.square()?, axes, keepdims)?;
+    squares.divide((n - correction).max(0.0))
 }
 
 /// Variance with `correction` degrees of freedom removed (0 for the
 /// population variance, 1 for the sample variance).
 pub fn var(x: &Array, axes: impl Into<Axes>, correction: f64, keepdims: bool) -> Result<Array> {
-    let xf = x.astype(Domain::Float.apply("var", x.dtype())?)?;
-    let axes = axes_of("var", &xf, axes.into())?;
-    let n = reduced_count(&xf, &axes) as f64;
-    let signed: SmallVec<[isize; INLINE_DIMS]> = axes.iter().map(|&a| a as isize).collect();
-    let centred = xf.subtract(&mean(&xf, signed.as_slice(), true)?)?;
-    let squares = reduce_primitive(ReduceOp::Sum, &centred.square()?, &axes, keepdims)?;
-    squares.divide((n - correction).max(0.0))
+    let (work, result) = statistic_dtypes("var", x)?;
+    let xw = x.astype(work)?;
+    let axes = axes_of("var", &xw, axes.into())?;
+    var_of(&xw, &axes, correction, keepdims)?.astype(result)
 }
 
-/// Standard deviation: the square root of [`var`].
+/// Standard deviation: the square root of [`var`], rounded once.
 pub fn std(x: &Array, axes: impl Into<Axes>, correction: f64, keepdims: bool) -> Result<Array> {
-    var(x, axes, correction, keepdims)?.sqrt()
+    let (work, result) = statistic_dtypes("std", x)?;
+    let xw = x.astype(work)?;
+    let axes = axes_of("std", &xw, axes.into())?;
+    var_of(&xw, &axes, correction, keepdims)?.sqrt()?.astype(result)
 }
 
 /// `log(sum(exp(x)))`, computed stably by shifting by the maximum; over an
 /// empty set it is `-inf`.
 pub fn logsumexp(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
-    let xf = x.astype(Domain::Float.apply("logsumexp", x.dtype())?)?;
-    let axes = axes_of("logsumexp", &xf, axes.into())?;
-    if reduced_count(&xf, &axes) == 0 {
-        let shape: SmallVec<[usize; INLINE_DIMS]> = (0..xf.ndim())
+    let (work, result) = statistic_dtypes("logsumexp", x)?;
+    let xw = x.astype(work)?;
+    let axes = axes_of("logsumexp", &xw, axes.into())?;
+    if reduced_count(&xw, &axes) == 0 {
+        let shape: SmallVec<[usize; INLINE_DIMS]> = (0..xw.ndim())
             .filter(|a| keepdims || !axes.contains(a))
-            .map(|a| if axes.contains(&a) { 1 } else { xf.shape()[a] })
+            .map(|a| if axes.contains(&a) { 1 } else { xw.shape()[a] })
             .collect();
-        let value = crate::promote::float_scalar(f64::NEG_INFINITY, xf.dtype());
-        return filled(xf.ctx(), xf.dtype(), &shape, value);
+        let value = crate::promote::float_scalar(f64::NEG_INFINITY, result);
+        return filled(xw.ctx(), result, &shape, value);
     }
-    let peak = reduce_primitive(ReduceOp::Max, &xf, &axes, true)?;
+    let peak = reduce_primitive(ReduceOp::Max, &xw, &axes, true)?;
     let shift = crate::where_(&peak.isfinite()?, &peak, 0)?;
-    let total = reduce_primitive(ReduceOp::Sum, &xf.subtract(&shift)?.exp()?, &axes, true)?;
-    let out = total.log()?.add(&shift)?;
+    let total = reduce_primitive(ReduceOp::Sum, &xw.subtract(&shift)?.exp()?, &axes, true)?;
+    let out = total.log()?.add(&shift)?.astype(result)?;
     Ok(if keepdims { out } else { out.drop_axes(&axes) })
 }
 

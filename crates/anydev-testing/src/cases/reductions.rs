@@ -71,6 +71,11 @@ pub fn cases() -> Vec<Case> {
         })
         .dtypes(&[DType::F32, DType::F64])
         .op(OpCode::Reduce(ReduceOp::Sum)),
+        Case::new("reductions::half_statistics_widen", half_statistics_widen)
+            .dtypes(&[DType::F16, DType::BF16])
+            .op(OpCode::Reduce(ReduceOp::Sum))
+            .op(OpCode::Reduce(ReduceOp::Max))
+            .needs(crate::Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::F32))),
         Case::new("reductions::argmax_and_cumsum", argmax_and_cumsum)
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Reduce(ReduceOp::ArgMax))
@@ -99,6 +104,39 @@ fn argmax_and_cumsum(ctx: &CaseCtx) -> Result<(), Failure> {
         &[2, 4],
         &[1.0, 6.0, 11.0, 9.0, 0.0, 7.0, 14.0, 17.0],
         &ad::cumulative_sum(&x, Some(1), false)?,
+    )
+}
+
+/// `mean`, `var`, `std` and `logsumexp` of f16 and bf16 compute in f32:
+/// a count or a sum above f16's largest value (65,504) must not become
+/// infinite before the division. Every expected value is exact in both
+/// dtypes, so the reference is plain arithmetic.
+fn half_statistics_widen(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let n = 70_000;
+    let halves = ad::full(&[n], 0.5, (dtype, ctx.device))?;
+    check_array("mean of 70,000 x 0.5", &[], &[0.5], &halves.mean(ad::ALL, false)?)?;
+    check_array("var of 70,000 x 0.5", &[], &[0.0], &halves.var(ad::ALL, 0.0, false)?)?;
+    let ones = ad::full(&[2, n / 2], 1.0, (dtype, ctx.device))?;
+    check_array("mean of 2 x 35,000 ones", &[], &[1.0], &ones.mean(ad::ALL, false)?)?;
+    let big = r::array(&[60_000.0, 60_000.0, 0.0, 0.0], &[4], dtype, ctx.device)?;
+    let mean = big.mean(ad::ALL, false)?;
+    crate::case::check_eq("dtype of mean(f16/bf16)", dtype, mean.dtype())?;
+    let stored = big.to_f64_vec()?[0];
+    check_array("mean of [6e4, 6e4, 0, 0]", &[], &[stored / 2.0], &mean)?;
+    check_array(
+        "std of [6e4, 6e4, 0, 0]",
+        &[],
+        &[stored / 2.0],
+        &big.std(ad::ALL, 0.0, false)?,
+    )?;
+    let zeros = ad::full(&[n], 0.0, (dtype, ctx.device))?;
+    let want = r::round_to(dtype, (n as f64).ln());
+    check_array(
+        "logsumexp of 70,000 zeros",
+        &[],
+        &[want],
+        &zeros.logsumexp(ad::ALL, false)?,
     )
 }
 
