@@ -87,7 +87,8 @@ impl From<RangeInclusive<isize>> for SliceArg {
     fn from(r: RangeInclusive<isize>) -> SliceArg {
         SliceArg::Slice {
             start: Some(*r.start()),
-            stop: Some(r.end() + 1),
+            // `a..=isize::MAX` reaches past every axis, as `a..` does.
+            stop: Some(r.end().saturating_add(1)),
             step: 1,
         }
     }
@@ -109,8 +110,12 @@ macro_rules! s {
     ($($e:expr $(; $step:expr)?),* $(,)?) => { [$($crate::s!(@one $e $(; $step)?)),*] };
 }
 
-/// Start, length and step of `arg` (a slice) over an axis of `n`, with
-/// Python's clamping.
+/// First position and length of `start:stop:step` over an axis of `n`:
+/// Python's `slice.indices` followed by `len(range(...))`.
+///
+/// Computed in `i128`, where `start + n`, `stop - start` and the rounding
+/// up of the quotient cannot overflow for any `isize` bounds and step
+/// (`x[::isize::MIN]` is one element, not an overflowed empty slice).
 pub(crate) fn resolve(
     op: &str,
     start: Option<isize>,
@@ -121,39 +126,72 @@ pub(crate) fn resolve(
     if step == 0 {
         return Err(Error::invalid_argument(op, "slice step cannot be zero"));
     }
-    let n = n as isize;
-    let norm = |v: isize, lo: isize, hi: isize| {
-        let v = if v < 0 { v + n } else { v };
-        v.clamp(lo, hi)
+    let (n, step) = (n as i128, step as i128);
+    // Bounds are clamped into [lo, hi]: [0, n] going forward, [-1, n - 1]
+    // going backward (-1 is "before the first element").
+    let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
+    let clamp = |v: isize| {
+        let v = v as i128;
+        (if v < 0 { v + n } else { v }).clamp(lo, hi)
     };
-    let (first, len) = if step > 0 {
-        let a = start.map_or(0, |v| norm(v, 0, n));
-        let b = stop.map_or(n, |v| norm(v, 0, n));
-        (a, if b > a { (b - a + step - 1) / step } else { 0 })
+    let first = start.map_or(if step > 0 { lo } else { hi }, clamp);
+    let last = stop.map_or(if step > 0 { hi } else { lo }, clamp);
+    let (span, stride) = if step > 0 {
+        (last - first, step)
     } else {
-        let a = start.map_or(n - 1, |v| norm(v, -1, n - 1));
-        let b = stop.map_or(-1, |v| norm(v, -1, n - 1));
-        (a, if a > b { (a - b + (-step) - 1) / (-step) } else { 0 })
+        (first - last, -step)
     };
-    Ok((first, len as usize))
+    let len = if span > 0 { (span - 1) / stride + 1 } else { 0 };
+    // Both lie in [-1, n], and an axis is never longer than isize::MAX.
+    Ok((first as isize, len as usize))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    /// Python's `list(range(n))[start:stop:step]`, written out.
-    fn python(n: isize, start: Option<isize>, stop: Option<isize>, step: isize) -> Vec<isize> {
-        let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
-        let adj = |v: isize| (if v < 0 { v + n } else { v }).clamp(lo, hi);
-        let mut i = start.map_or(if step > 0 { 0 } else { n - 1 }, adj);
-        let end = stop.map_or(if step > 0 { n } else { -1 }, adj);
-        let mut out = Vec::new();
-        while (step > 0 && i < end) || (step < 0 && i > end) {
-            out.push(i);
-            i += step;
+    /// Python's `slice(start, stop, step).indices(n)` and the length of the
+    /// resulting `range`, transcribed from CPython's `PySlice_Unpack`,
+    /// `PySlice_AdjustIndices` (in i128, which holds every intermediate).
+    fn python(n: usize, start: Option<isize>, stop: Option<isize>, step: isize) -> (i128, i128) {
+        let (n, step) = (n as i128, step as i128);
+        let adjust = |v: Option<isize>, default: i128| -> i128 {
+            let Some(v) = v else { return default };
+            let mut v = v as i128;
+            if v < 0 {
+                v += n;
+                if v < 0 {
+                    v = if step < 0 { -1 } else { 0 };
+                }
+            } else if v >= n {
+                v = if step < 0 { n - 1 } else { n };
+            }
+            v
+        };
+        let start = adjust(start, if step < 0 { n - 1 } else { 0 });
+        let stop = adjust(stop, if step < 0 { -1 } else { n });
+        let len = if step < 0 {
+            if stop < start {
+                (start - stop - 1) / (-step) + 1
+            } else {
+                0
+            }
+        } else if start < stop {
+            (stop - start - 1) / step + 1
+        } else {
+            0
+        };
+        (start, len)
+    }
+
+    fn check(n: usize, start: Option<isize>, stop: Option<isize>, step: isize) {
+        let (first, len) = resolve("slice", start, stop, step, n).unwrap();
+        let (want_first, want_len) = python(n, start, stop, step);
+        assert_eq!(len as i128, want_len, "n={n} {start:?}:{stop:?}:{step}");
+        if len > 0 {
+            assert_eq!(first as i128, want_first, "n={n} {start:?}:{stop:?}:{step}");
         }
-        out
     }
 
     #[test]
@@ -163,14 +201,59 @@ mod tests {
             for start in opts {
                 for stop in opts {
                     for step in [-3, -2, -1, 1, 2, 3] {
-                        let (first, len) = resolve("slice", start, stop, step, n as usize).unwrap();
-                        let got: Vec<isize> = (0..len as isize).map(|k| first + k * step).collect();
-                        assert_eq!(got, python(n, start, stop, step), "n={n} {start:?}:{stop:?}:{step}");
+                        check(n, start, stop, step);
                     }
                 }
             }
         }
         assert!(resolve("slice", None, None, 0, 3).is_err());
+    }
+
+    #[test]
+    fn extreme_steps_and_bounds_do_not_overflow() {
+        let (min, max) = (isize::MIN, isize::MAX);
+        assert_eq!(resolve("slice", None, None, min, 20).unwrap(), (19, 1));
+        assert_eq!(resolve("slice", None, None, max, 20).unwrap(), (0, 1));
+        assert_eq!(resolve("slice", Some(1), None, min, 20).unwrap(), (1, 1));
+        assert_eq!(resolve("slice", Some(3), None, max, 20).unwrap(), (3, 1));
+        assert_eq!(resolve("slice", Some(min), Some(max), max, 20).unwrap(), (0, 1));
+        assert_eq!(resolve("slice", Some(max), Some(min), min, 20).unwrap(), (19, 1));
+        assert_eq!(resolve("slice", Some(max), Some(min), -1, 20).unwrap(), (19, 20));
+        assert_eq!(resolve("slice", Some(min), None, 1, 0).unwrap().1, 0);
+        assert_eq!(SliceArg::from(2..=max), SliceArg::from(2..max));
+    }
+
+    /// Bounds and steps drawn from the whole `isize` range and from near
+    /// the axis, where the clamping edges are.
+    fn bound() -> impl Strategy<Value = Option<isize>> {
+        prop_oneof![
+            Just(None),
+            (-40isize..40).prop_map(Some),
+            any::<isize>().prop_map(Some),
+            prop_oneof![
+                Just(isize::MIN),
+                Just(isize::MAX),
+                Just(isize::MIN + 1),
+                Just(isize::MAX - 1)
+            ]
+            .prop_map(Some),
+        ]
+    }
+
+    fn step() -> impl Strategy<Value = isize> {
+        prop_oneof![
+            (1isize..25),
+            (-25isize..0),
+            any::<isize>().prop_filter("nonzero", |s| *s != 0),
+            prop_oneof![Just(isize::MIN), Just(isize::MAX), Just(isize::MIN + 1)],
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn resolve_is_python_slice_indices(n in 0usize..40, start in bound(), stop in bound(), step in step()) {
+            check(n, start, stop, step);
+        }
     }
 
     #[test]

@@ -267,7 +267,13 @@ impl Array {
                         offset += first * self.strides[axis];
                     }
                     shape.push(len);
-                    strides.push(self.strides[axis] * step);
+                    // With at most one element the step is never taken (and
+                    // an extreme step times the stride could overflow).
+                    strides.push(if len > 1 {
+                        self.strides[axis] * step
+                    } else {
+                        self.strides[axis]
+                    });
                     axis += 1;
                 }
                 SliceArg::Ellipsis => unreachable!("expanded above"),

@@ -15,6 +15,9 @@ pub fn cases() -> Vec<Case> {
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Copy)
             .op(OpCode::Take),
+        Case::new("manipulation::extreme_slices", extreme_slices)
+            .dtypes(&[DType::F32, DType::I64])
+            .op(OpCode::Copy),
         Case::new("manipulation::strided_copies", strided_copies)
             .dtypes(&[DType::F32, DType::F64, DType::I8])
             .op(OpCode::Copy),
@@ -85,4 +88,62 @@ fn strided_copies(ctx: &CaseCtx) -> Result<(), Failure> {
     check_array("permuted, flipped copy", &[4, 2, 3], &want, &c)?;
     // reshape of a non-contiguous view copies.
     check_array("reshape of a strided view", &[24], &want, &v.reshape(&[-1])?)
+}
+
+/// The positions `list(range(n))[start:stop:step]` selects, by Python's
+/// rule (CPython's `PySlice_AdjustIndices`) in i128, where no bound or
+/// step of `isize` overflows.
+fn python_slice(n: usize, start: Option<isize>, stop: Option<isize>, step: isize) -> Vec<usize> {
+    let (n, step) = (n as i128, step as i128);
+    let adjust = |v: Option<isize>, default: i128| match v.map(|v| v as i128) {
+        None => default,
+        Some(v) if v < 0 => (v + n).max(if step < 0 { -1 } else { 0 }),
+        Some(v) => v.min(if step < 0 { n - 1 } else { n }),
+    };
+    let mut i = adjust(start, if step < 0 { n - 1 } else { 0 });
+    let stop = adjust(stop, if step < 0 { -1 } else { n });
+    let mut out = Vec::new();
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        out.push(i as usize);
+        i += step;
+    }
+    out
+}
+
+/// Slices whose bounds and steps are `isize`'s extremes select what
+/// Python's slices select, and the resulting views slice and copy again.
+fn extreme_slices(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let n = 20;
+    let values: Vec<f64> = (0..n).map(|v| v as f64 * 3.0 - 7.0).collect();
+    let x = r::array(&values, &[n], dtype, ctx.device)?;
+    let (min, max) = (isize::MIN, isize::MAX);
+    let specs = [
+        (None, None, min),
+        (None, None, max),
+        (Some(1), None, min),
+        (Some(3), None, max),
+        (Some(min), Some(max), 1),
+        (Some(max), Some(min), -1),
+        (Some(max), Some(min), min),
+        (Some(min), Some(max), max),
+        (Some(-3), Some(min), -7),
+        (Some(max - 1), None, -(max - 1)),
+    ];
+    for (start, stop, step) in specs {
+        let arg = ad::SliceArg::Slice { start, stop, step };
+        let picked = python_slice(n, start, stop, step);
+        let want: Vec<f64> = picked.iter().map(|&i| values[i]).collect();
+        let what = format!("x[{start:?}:{stop:?}:{step}]");
+        let view = x.slice(&[arg])?;
+        check_array(&what, &[want.len()], &want, &view)?;
+        // The view sliced again with the same spec: Python's rule on the
+        // view's length, composed.
+        let again: Vec<f64> = python_slice(want.len(), start, stop, step)
+            .iter()
+            .map(|&i| want[i])
+            .collect();
+        check_array(&format!("{what} twice"), &[again.len()], &again, &view.slice(&[arg])?)?;
+    }
+    Ok(())
 }
