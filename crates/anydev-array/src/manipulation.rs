@@ -19,6 +19,15 @@ pub(crate) fn along(axis: usize, ndim: usize, range: SliceArg) -> SmallVec<[Slic
         .collect()
 }
 
+/// The error for a result with more elements than an address space holds
+/// (checked before anything is built, so it is never a panic or abort).
+fn too_large(op: &str, shape: &[usize]) -> Error {
+    Error::invalid_argument(
+        op,
+        format!("a result of shape {shape:?} has more elements than fit in memory"),
+    )
+}
+
 /// Joins arrays along an existing axis (`None`: flattens them first). All
 /// on one device; dtypes promote; other extents must match.
 pub fn concat(arrays: &[&Array], axis: Option<isize>) -> Result<Array> {
@@ -46,7 +55,9 @@ pub fn concat(arrays: &[&Array], axis: Option<isize>) -> Result<Array> {
                 reason: format!("all extents except along axis {axis} must match"),
             });
         }
-        shape[axis] += a.shape()[axis];
+        shape[axis] = shape[axis]
+            .checked_add(a.shape()[axis])
+            .ok_or_else(|| too_large(op, &shape))?;
     }
     let dtype = result_type_all(arrays.iter().map(|a| a.dtype())).expect("non-empty");
     let out = alloc(ctx, dtype, &shape)?;
@@ -136,7 +147,11 @@ pub fn tile(x: &Array, reps: &[usize]) -> Result<Array> {
     full_reps.extend_from_slice(reps);
     let interleaved: Vec<usize> = shape.iter().flat_map(|&n| [1, n]).collect();
     let target: Vec<usize> = shape.iter().zip(&full_reps).flat_map(|(&n, &r)| [r, n]).collect();
-    let result: Vec<usize> = shape.iter().zip(&full_reps).map(|(&n, &r)| n * r).collect();
+    let result: Vec<usize> = shape
+        .iter()
+        .zip(&full_reps)
+        .map(|(&n, &r)| n.checked_mul(r).ok_or_else(|| too_large("tile", &target)))
+        .collect::<Result<_>>()?;
     x.reshape_to(&interleaved)?
         .broadcast_to(&target)?
         .as_contiguous()?
@@ -185,7 +200,7 @@ pub fn repeat<'a>(x: &Array, repeats: impl Into<Repeats<'a>>, axis: Option<isize
             let mut spread: Vec<usize> = x.shape().to_vec();
             spread.insert(axis + 1, r);
             let mut merged: Vec<usize> = x.shape().to_vec();
-            merged[axis] *= r;
+            merged[axis] = merged[axis].checked_mul(r).ok_or_else(|| too_large(op, &spread))?;
             return x
                 .expand_dims(axis as isize + 1)?
                 .broadcast_to(&spread)?
@@ -219,17 +234,19 @@ pub fn repeat<'a>(x: &Array, repeats: impl Into<Repeats<'a>>, axis: Option<isize
             reason: format!("{} counts given for an axis of length {n}", counts.len()),
         });
     }
-    let indices: Vec<i64> = counts
+    let total = counts
         .iter()
-        .enumerate()
-        .flat_map(|(i, &c)| std::iter::repeat_n(i as i64, c))
-        .collect();
-    let indices = crate::transfer::upload(
-        x.ctx(),
-        DType::I64,
-        &[indices.len()],
-        &crate::element::to_bytes(&indices),
-    )?;
+        .try_fold(0i64, |acc, &c| acc.checked_add(i64::try_from(c).ok()?))
+        .ok_or_else(|| Error::invalid_argument(op, "the repeat counts add up to more elements than fit in memory"))?;
+    // Output position j along the axis copies element `i`, the number of
+    // running totals of the counts that are <= j. The indices are computed
+    // on the device, whose allocator refuses an oversized result cleanly;
+    // no host list of the output's length is ever built.
+    let counts: Vec<i64> = counts.iter().map(|&c| c as i64).collect();
+    let counts = crate::transfer::upload(x.ctx(), DType::I64, &[n], &crate::element::to_bytes(&counts))?;
+    let ends = crate::cumulative_sum(&counts, Some(0), false)?;
+    let positions = crate::creation::arange_on(x.ctx(), DType::I64, total as usize, 0.0, 1.0)?;
+    let indices = crate::searchsorted(&ends, &positions, crate::Side::Right)?;
     crate::search::take_checked(&x, &indices, axis)
 }
 

@@ -196,6 +196,9 @@ impl Array {
             return Ok(self.clone());
         }
         let strides = shape::broadcast_strides("broadcast_to", &self.shape, &self.strides, shape)?;
+        // A view allocates nothing, but its element count must still be
+        // countable: every later size computation relies on it.
+        shape::checked_size("broadcast_to", shape)?;
         Ok(self.view(shape.into(), strides, self.offset))
     }
 

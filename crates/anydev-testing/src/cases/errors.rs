@@ -4,12 +4,17 @@
 use crate::case::{check, expect_err, Case, CaseCtx, Failure, Need};
 use crate::reference as r;
 use anydev_array::{self as ad};
+use anydev_core::ops::OpCode;
 use anydev_core::{DType, Error};
 
 pub fn cases() -> Vec<Case> {
     vec![
         Case::new("errors::undeclared_dtypes_are_refused", undeclared_dtypes),
         Case::new("errors::out_of_memory_is_an_error", out_of_memory).needs(Need::MemoryLimit),
+        Case::new("errors::huge_sizes_are_refused_before_building", huge_sizes)
+            .op(OpCode::Take)
+            .op(OpCode::SearchSorted)
+            .op(OpCode::Copy),
     ]
 }
 
@@ -52,4 +57,38 @@ fn out_of_memory(ctx: &CaseCtx) -> Result<(), Failure> {
     // The device still works afterwards.
     let x = r::array(&[1.0], &[1], DType::F32, ctx.device)?;
     r::check_array("a small array after OutOfMemory", &[1], &[1.0], &x)
+}
+
+/// Results too large for memory, or for `usize`, are an error before any
+/// host or device memory is touched: never a "capacity overflow" panic,
+/// an arithmetic overflow, or an abort from a failed host allocation.
+fn huge_sizes(ctx: &CaseCtx) -> Result<(), Failure> {
+    let x = r::array(&[1.0, 2.0], &[2], DType::F32, ctx.device)?;
+    let refused = |e: &Error| matches!(e, Error::OutOfMemory { .. } | Error::InvalidArgument { .. });
+    let huge = 1usize << 61;
+    let calls: [(&str, ad::Result<ad::Array>); 9] = [
+        ("repeat by 2^61 each", ad::repeat(&x, huge, None)),
+        ("repeat by usize::MAX each", ad::repeat(&x, usize::MAX, None)),
+        ("repeat by [2^61, 2^61]", ad::repeat(&x, &[huge, huge][..], None)),
+        ("repeat by [usize::MAX, 1]", ad::repeat(&x, &[usize::MAX, 1][..], None)),
+        // 8 TiB of output: more than any device here has.
+        ("repeat by [2^40, 0]", ad::repeat(&x, &[1 << 40, 0][..], None)),
+        ("tile by [usize::MAX]", ad::tile(&x, &[usize::MAX])),
+        ("broadcast_to [usize::MAX, 2]", x.broadcast_to(&[usize::MAX, 2])),
+        ("zeros of [2^61, 8]", ad::zeros(&[huge, 8], (DType::F32, ctx.device))),
+        (
+            "linspace of usize::MAX values",
+            ad::linspace(0.0, 1.0, usize::MAX, true, (DType::F32, ctx.device)),
+        ),
+    ];
+    for (what, result) in calls {
+        expect_err(what, "OutOfMemory or InvalidArgument", result, refused)?;
+    }
+    // The device still works afterwards.
+    r::check_array(
+        "repeat by [2, 1]",
+        &[3],
+        &[1.0, 1.0, 2.0],
+        &ad::repeat(&x, &[2, 1][..], None)?,
+    )
 }

@@ -14,7 +14,8 @@ pub fn cases() -> Vec<Case> {
         Case::new("manipulation::repeat_tile_roll", repeat_tile_roll)
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Copy)
-            .op(OpCode::Take),
+            .op(OpCode::Take)
+            .op(OpCode::SearchSorted),
         Case::new("manipulation::extreme_slices", extreme_slices)
             .dtypes(&[DType::F32, DType::I64])
             .op(OpCode::Copy),
