@@ -178,6 +178,9 @@ pub(crate) fn unary(op: UnaryOp, domain: Domain, x: &Array) -> Result<Array> {
 }
 
 pub(crate) fn binary(op: BinaryOp, domain: Domain, x1: Arg<'_>, x2: Arg<'_>) -> Result<Array> {
+    if let Some(exact) = crate::compare::exact_integer_comparison(op, x1, x2)? {
+        return Ok(exact);
+    }
     if let (Arg::Array(a), Arg::Array(b)) = (x1, x2) {
         // Fast path: same dtype and shape need no promotion, no broadcast
         // views and no operand bookkeeping.

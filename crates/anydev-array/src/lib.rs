@@ -27,6 +27,7 @@
 
 mod array;
 pub mod backends;
+mod compare;
 mod context;
 mod creation;
 mod dispatch;

@@ -3,7 +3,7 @@
 
 use crate::case::{check_eq, expect_err, Case, CaseCtx, Failure};
 use crate::reference::{self as r, check_array, check_close};
-use anydev_array::{self as ad, Array};
+use anydev_array::{self as ad, Array, IntoArg};
 use anydev_core::ops::{BinaryOp, OpCode, UnaryOp};
 use anydev_core::{DType, Error};
 
@@ -71,6 +71,16 @@ pub fn cases() -> Vec<Case> {
             .dtypes(&[DType::F32, DType::F64])
             .op(OpCode::Unary(UnaryOp::Asinh))
             .op(OpCode::Unary(UnaryOp::Acosh)),
+        Case::new(
+            "elementwise::integer_comparisons_are_exact",
+            integer_comparisons_are_exact,
+        )
+        .needs(crate::Need::DType(DType::I64))
+        .needs(crate::Need::DType(DType::U64))
+        .needs(crate::Need::DType(DType::I8))
+        .op(OpCode::Binary(BinaryOp::Less))
+        .op(OpCode::Binary(BinaryOp::Equal))
+        .op(OpCode::Where),
         Case::new("elementwise::scalar_operands", scalar_operands)
             .dtypes(&[DType::F32, DType::F64, DType::I32])
             .op(OpCode::Binary(BinaryOp::Subtract))
@@ -220,6 +230,70 @@ fn inverse_hyperbolic_extremes(ctx: &CaseCtx) -> Result<(), Failure> {
         &want,
         &x.acosh()?,
     )
+}
+
+type Compare = fn(ad::Arg<'_>, ad::Arg<'_>) -> ad::Result<Array>;
+type Comparison = (&'static str, Compare, fn(&i128, &i128) -> bool);
+/// Two arrays with their values, named by their dtypes.
+type Operands<'a> = (&'a str, &'a Array, &'a [i128], &'a Array, &'a [i128]);
+
+/// The six comparisons with their exact reference on `i128` values.
+const COMPARISONS: [Comparison; 6] = [
+    ("equal", |a, b| ad::equal(a, b), i128::eq),
+    ("not_equal", |a, b| ad::not_equal(a, b), i128::ne),
+    ("less", |a, b| ad::less(a, b), i128::lt),
+    ("less_equal", |a, b| ad::less_equal(a, b), i128::le),
+    ("greater", |a, b| ad::greater(a, b), i128::gt),
+    ("greater_equal", |a, b| ad::greater_equal(a, b), i128::ge),
+];
+
+/// Comparisons of integers are exact whatever the promotion rule for
+/// arithmetic (a signed integer with `u64` promotes to `f64`, where
+/// 2^63 - 1 and 2^63 are equal), and an integer scalar outside the
+/// array's dtype compares as its value. The reference is `i128`.
+fn integer_comparisons_are_exact(ctx: &CaseCtx) -> Result<(), Failure> {
+    let signed: [i64; 6] = [i64::MAX, -1, 0, 5, i64::MIN, i64::MAX - 1];
+    let unsigned: [u64; 6] = [1 << 63, u64::MAX, 0, 5, 0, (1 << 63) - 1];
+    let small: [i8; 6] = [-128, -1, 0, 5, 127, 1];
+    let s = ad::from_slice(&signed, &[6], ctx.device)?;
+    let u = ad::from_slice(&unsigned, &[6], ctx.device)?;
+    let i8s = ad::from_slice(&small, &[6], ctx.device)?;
+    let wide = |v: &[i64]| v.iter().map(|&x| x as i128).collect::<Vec<_>>();
+    let (sv, uv) = (wide(&signed), unsigned.iter().map(|&x| x as i128).collect::<Vec<_>>());
+    let i8v = small.iter().map(|&x| x as i128).collect::<Vec<_>>();
+    let check_bools = |what: String, want: Vec<bool>, got: Array| {
+        crate::case::check_eq(what, want, got.to_vec::<bool>().map_err(Failure::from)?)
+    };
+    for (name, f, reference) in COMPARISONS {
+        let pairs: [Operands; 4] = [
+            ("i64, u64", &s, &sv, &u, &uv),
+            ("u64, i64", &u, &uv, &s, &sv),
+            ("i8, u64", &i8s, &i8v, &u, &uv),
+            ("u64, i8", &u, &uv, &i8s, &i8v),
+        ];
+        for (types, a, av, b, bv) in pairs {
+            let want = av.iter().zip(bv).map(|(x, y)| reference(x, y)).collect();
+            check_bools(format!("{name}({types})"), want, f(a.into_arg(), b.into_arg())?)?;
+        }
+        // Scalars beyond the array's dtype, on either side.
+        for (what, x, xv, v) in [
+            ("u64 array, -1", &u, &uv, -1i128),
+            ("i64 array, 2^63", &s, &sv, 1 << 63),
+            ("i8 array, 300", &i8s, &i8v, 300),
+            ("i8 array, -129", &i8s, &i8v, -129),
+        ] {
+            let scalar = ad::Weak::Int(v);
+            let want = xv.iter().map(|x| reference(x, &v)).collect();
+            check_bools(format!("{name}({what})"), want, f(x.into_arg(), scalar.into_arg())?)?;
+            let want = xv.iter().map(|x| reference(&v, x)).collect();
+            check_bools(
+                format!("{name}({what}, swapped)"),
+                want,
+                f(scalar.into_arg(), x.into_arg())?,
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn scalar_operands(ctx: &CaseCtx) -> Result<(), Failure> {
