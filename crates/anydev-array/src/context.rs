@@ -213,6 +213,30 @@ impl DeviceCtx {
         }
     }
 
+    /// The device's default float dtype: `f64`, or `f32` on a device
+    /// without `f64` (design section 14).
+    pub fn default_float(&self) -> DType {
+        if self.check_dtype(DType::F64).is_ok() {
+            DType::F64
+        } else {
+            DType::F32
+        }
+    }
+
+    /// The float dtype a computation that wants `wanted` runs in here:
+    /// `wanted` when the device holds it, else the next wider float it
+    /// holds, at most the default float. Other dtypes pass unchanged.
+    pub fn float_for(&self, wanted: DType) -> DType {
+        if !wanted.is_float() || self.check_dtype(wanted).is_ok() {
+            return wanted;
+        }
+        [DType::F16, DType::F32, DType::F64]
+            .into_iter()
+            .skip_while(|&d| d != wanted)
+            .find(|&d| self.check_dtype(d).is_ok())
+            .unwrap_or_else(|| self.default_float())
+    }
+
     /// The context of another device in the same runtime.
     pub fn sibling(&self, device: Device) -> Result<Arc<DeviceCtx>> {
         DeviceCtx::get(self.runtime, device)

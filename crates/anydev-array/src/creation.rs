@@ -195,9 +195,27 @@ pub fn arange(
 
 /// `num` evenly spaced values from `start` to `stop` (included when
 /// `endpoint`; then the last value is exactly `stop`). Default dtype `f64`.
+///
+/// With an integer dtype the values are computed in the device's default
+/// float and floored, as NumPy does; a value outside the dtype's range is
+/// an error rather than NumPy's silent wrap-around (`docs/semantics.md`).
 pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl Into<Spec>) -> Result<Array> {
     let spec = spec.into();
     let dtype = spec.dtype.unwrap_or(DEFAULT_FLOAT);
+    if dtype.is_integer() {
+        let ctx = creation_ctx(spec.device)?;
+        // The values run monotonically from start towards stop: checking
+        // both ends (floored) checks them all.
+        let (lo, hi) = (promote::dtype_limit(dtype, false), promote::dtype_limit(dtype, true));
+        if let Some(bad) = [start, stop].into_iter().find(|v| !(lo..=hi).contains(&v.floor())) {
+            return Err(Error::invalid_argument(
+                "linspace",
+                format!("{bad} does not fit in {dtype} (range {lo} to {hi})"),
+            ));
+        }
+        let float = Spec::new(Some(ctx.default_float()), Some(ctx.device));
+        return linspace(start, stop, num, endpoint, float)?.floor()?.astype(dtype);
+    }
     let intervals = if endpoint { num.saturating_sub(1) } else { num };
     let step = if intervals == 0 {
         0.0

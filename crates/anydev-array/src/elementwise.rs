@@ -27,9 +27,14 @@ pub(crate) enum Domain {
     Any,
     /// Integers and floats; bool is an error.
     Numeric,
-    /// Floats. Integers compute in the default float dtype (`f64`), as in
-    /// NumPy; bool is an error (the standard requires a float).
+    /// Floats. Integers compute in the float NumPy's loops pick: `f16`
+    /// for 8-bit, `f32` for 16-bit, `f64` for wider integers (see
+    /// `docs/semantics.md`); bool is an error (the standard requires a
+    /// float).
     Float,
+    /// Floats; integers compute in the default float dtype, as NumPy's
+    /// `true_divide` and `mean` do.
+    DefaultFloat,
     /// Integers and bool (bitwise ops).
     Bits,
     /// Integers only (shifts).
@@ -52,9 +57,14 @@ impl Domain {
             Domain::Any => Ok(dtype),
             Domain::Numeric if dtype == DType::Bool => reject("a numeric dtype; convert bools with astype first"),
             Domain::Numeric => Ok(dtype),
-            Domain::Float if dtype.is_float() => Ok(dtype),
-            Domain::Float if dtype.is_integer() => Ok(DEFAULT_FLOAT),
-            Domain::Float => reject("a floating-point dtype (integers are computed in f64)"),
+            Domain::Float | Domain::DefaultFloat if dtype.is_float() => Ok(dtype),
+            Domain::Float if dtype.is_integer() => Ok(match dtype.size() {
+                1 => DType::F16,
+                2 => DType::F32,
+                _ => DType::F64,
+            }),
+            Domain::DefaultFloat if dtype.is_integer() => Ok(DEFAULT_FLOAT),
+            Domain::Float | Domain::DefaultFloat => reject("a floating-point or integer dtype"),
             Domain::Bits if dtype.is_float() => reject("an integer or bool dtype"),
             Domain::Bits => Ok(dtype),
             Domain::Int if dtype.is_integer() => Ok(dtype),
@@ -125,7 +135,8 @@ pub(crate) fn prepare<'a, const N: usize>(
             dtype = Some(dtype.map_or(w.natural_dtype(), |d| w.promote_with(d)));
         }
     }
-    let dtype = domain.apply(op, dtype.expect("an array or a scalar operand"))?;
+    // Integers meeting floats land on the device's floats (design 14).
+    let dtype = ctx.float_for(domain.apply(op, dtype.expect("an array or a scalar operand"))?);
     let first = arrays[0].shape();
     let shape: Dims = if arrays.iter().all(|a| a.shape() == first) {
         first.into()
@@ -156,7 +167,7 @@ pub(crate) fn prepare<'a, const N: usize>(
 }
 
 pub(crate) fn unary(op: UnaryOp, domain: Domain, x: &Array) -> Result<Array> {
-    let dtype = domain.apply(op.name(), x.dtype())?;
+    let dtype = x.ctx().float_for(domain.apply(op.name(), x.dtype())?);
     let converted;
     let x = if dtype == x.dtype() {
         x
@@ -304,7 +315,7 @@ binary_ops! {
     bitwise_right_shift => BitwiseRightShift, Int;
     bitwise_xor => BitwiseXor, Bits;
     copysign => CopySign, Float;
-    divide => Divide, Float;
+    divide => Divide, DefaultFloat;
     equal => Equal, Any;
     floor_divide => FloorDivide, Numeric;
     greater => Greater, Any;
@@ -397,6 +408,27 @@ pub fn clip<'a>(x: &'a Array, min: impl IntoBound<'a>, max: impl IntoBound<'a>) 
     all.insert(0, x);
     same_device("clip", &all)?;
     Domain::Numeric.apply("clip", x.dtype())?;
+    // A float bound cannot be honoured in an integer dtype without
+    // rounding it one way or the other: refused, as array-api-strict does
+    // (NumPy 2 would return floats, the standard says x's dtype).
+    let float_bound = bounds.iter().find(|b| match b {
+        Arg::Scalar(w) => matches!(w, Weak::Float(_)),
+        Arg::Array(a) => a.dtype().is_float(),
+    });
+    if let (Some(bound), false) = (float_bound, x.dtype().is_float()) {
+        return Err(Error::InvalidDType {
+            op: "clip".into(),
+            dtype: x.dtype(),
+            reason: format!(
+                "a float bound ({}) cannot clip an array of {}; cast the array or round the bound first",
+                match bound {
+                    Arg::Scalar(w) => w.to_string(),
+                    Arg::Array(a) => format!("an array of {}", a.dtype()),
+                },
+                x.dtype()
+            ),
+        });
+    }
     for bound in &all[1..] {
         if shape::broadcast_shapes("clip", &[x.shape(), bound.shape()])?.as_slice() != x.shape() {
             return Err(Error::ShapeMismatch {

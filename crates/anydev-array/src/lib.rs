@@ -15,6 +15,11 @@
 //!    array's own device);
 //! 6. `*_like`, `astype`, `tril`/`triu` inherit the input's device.
 //!
+//! Numeric semantics follow the Array API standard, then NumPy 2; every
+//! place that differs or chooses (result dtypes of integer inputs to float
+//! functions, comparisons, `linspace`, `clip`, sizes, slices) is listed in
+//! `docs/semantics.md`.
+//!
 //! ```no_run
 //! use anydev_array::{self as ad, DType};
 //! # fn main() -> anydev_core::Result<()> {

@@ -127,7 +127,7 @@ pub fn any(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
 /// their own dtype both the element count and the sum pass 65,504 (f16's
 /// largest value) on long axes, and every intermediate would round.
 fn statistic_dtypes(op: &str, x: &Array) -> Result<(DType, DType)> {
-    let result = Domain::Float.apply(op, x.dtype())?;
+    let result = x.ctx().float_for(Domain::DefaultFloat.apply(op, x.dtype())?);
     let work = match result {
         DType::F16 | DType::BF16 => DType::F32,
         other => other,
@@ -135,7 +135,8 @@ fn statistic_dtypes(op: &str, x: &Array) -> Result<(DType, DType)> {
     Ok((work, result))
 }
 
-/// Arithmetic mean; integers are averaged in `f64`, f16 and bf16 in f32.
+/// Arithmetic mean; integers are averaged in the device's default float
+/// dtype (`f64`, else `f32`), f16 and bf16 in f32.
 pub fn mean(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
     let (work, result) = statistic_dtypes("mean", x)?;
     let xw = x.astype(work)?;

@@ -81,6 +81,23 @@ pub fn cases() -> Vec<Case> {
         .op(OpCode::Binary(BinaryOp::Less))
         .op(OpCode::Binary(BinaryOp::Equal))
         .op(OpCode::Where),
+        Case::new(
+            "elementwise::integer_inputs_to_float_functions",
+            integer_inputs_to_float_functions,
+        )
+        .needs(crate::Need::DType(DType::F16))
+        .needs(crate::Need::DType(DType::F64))
+        .needs(crate::Need::DType(DType::I8))
+        .needs(crate::Need::DType(DType::I16))
+        .op(OpCode::Unary(UnaryOp::Sqrt))
+        .op(OpCode::Binary(BinaryOp::Divide)),
+        Case::new(
+            "elementwise::linspace_and_clip_of_integers",
+            linspace_and_clip_of_integers,
+        )
+        .needs(crate::Need::DType(DType::I8))
+        .op(OpCode::Arange)
+        .op(OpCode::Unary(UnaryOp::Floor)),
         Case::new("elementwise::scalar_operands", scalar_operands)
             .dtypes(&[DType::F32, DType::F64, DType::I32])
             .op(OpCode::Binary(BinaryOp::Subtract))
@@ -294,6 +311,57 @@ fn integer_comparisons_are_exact(ctx: &CaseCtx) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Integer inputs to float functions compute in the float NumPy's loops
+/// pick (docs/semantics.md): f16 for 8-bit, f32 for 16-bit, f64 for wider
+/// integers; division and `mean` in the default float, as in NumPy.
+fn integer_inputs_to_float_functions(ctx: &CaseCtx) -> Result<(), Failure> {
+    let values = [0.0, 1.0, 4.0, 100.0];
+    for (int, float) in [
+        (DType::I8, DType::F16),
+        (DType::U8, DType::F16),
+        (DType::I16, DType::F32),
+        (DType::I32, DType::F64),
+        (DType::U64, DType::F64),
+    ] {
+        if ctx.runtime.capabilities(ctx.device)?.supports_dtype(int) {
+            let x = r::array(&values, &[4], int, ctx.device)?;
+            let root = x.sqrt()?;
+            crate::case::check_eq(format!("dtype of sqrt({int})"), float, root.dtype())?;
+            check_array(&format!("sqrt({int})"), &[4], &[0.0, 1.0, 2.0, 10.0], &root)?;
+        }
+    }
+    let x = r::array(&[1.0, 3.0], &[2], DType::I8, ctx.device)?;
+    let quotient = x.divide(&x.add(1)?)?;
+    crate::case::check_eq("dtype of divide(i8, i8)", DType::F64, quotient.dtype())?;
+    check_array("divide(i8, i8)", &[2], &[0.5, 0.75], &quotient)?;
+    crate::case::check_eq("dtype of mean(i8)", DType::F64, x.mean(ad::ALL, false)?.dtype())
+}
+
+/// `linspace` into an integer dtype floors (NumPy) and refuses values the
+/// dtype cannot hold; `clip` of an integer array refuses float bounds
+/// (array-api-strict) instead of truncating them.
+fn linspace_and_clip_of_integers(ctx: &CaseCtx) -> Result<(), Failure> {
+    let spaced = ad::linspace(-2.5, 2.5, 5, true, (DType::I8, ctx.device))?;
+    // -2.5, -1.25, 0, 1.25, 2.5, floored.
+    check_array(
+        "linspace(-2.5, 2.5, 5) as i8",
+        &[5],
+        &[-3.0, -2.0, 0.0, 1.0, 2.0],
+        &spaced,
+    )?;
+    expect_err(
+        "linspace(0, 300, 3) as i8",
+        "InvalidArgument",
+        ad::linspace(0.0, 300.0, 3, true, (DType::I8, ctx.device)),
+        |e| matches!(e, Error::InvalidArgument { .. }),
+    )?;
+    let x = r::array(&[-5.0, 20.0, 100.0], &[3], DType::I8, ctx.device)?;
+    expect_err("clip(i8, 1.5, 50.5)", "InvalidDType", x.clip(1.5, 50.5), |e| {
+        matches!(e, Error::InvalidDType { .. })
+    })?;
+    check_array("clip(i8, 1, 50)", &[3], &[1.0, 20.0, 50.0], &x.clip(1, 50)?)
 }
 
 fn scalar_operands(ctx: &CaseCtx) -> Result<(), Failure> {
