@@ -457,7 +457,9 @@ fn unary_ref(op: UnaryOp, x: f64) -> f64 {
     match op {
         Abs => x.abs(),
         Acos => x.acos(),
-        Acosh => x.acosh(),
+        // std's acosh loses digits just above 1; this identity keeps them
+        // (and is NaN below 1, as acosh is).
+        Acosh => 2.0 * ((x - 1.0) / 2.0).sqrt().asinh(),
         Asin => x.asin(),
         Asinh => x.asinh(),
         Atan => x.atan(),
