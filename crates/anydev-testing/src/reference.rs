@@ -4,7 +4,6 @@
 use crate::case::Failure;
 use anydev_array::Array;
 use anydev_core::{DType, Device, Result};
-use half::{bf16, f16};
 
 /// The float dtypes, narrowest first.
 pub const FLOATS: &[DType] = &[DType::F16, DType::BF16, DType::F32, DType::F64];

@@ -30,6 +30,10 @@ pub fn cases() -> Vec<Case> {
 
 type Unary = fn(&Array) -> ad::Result<Array>;
 type Binary = fn(&Array, &Array) -> ad::Result<Array>;
+/// A function under test, its f64 reference and the arguments it is checked at.
+type UnaryRow = (&'static str, Unary, fn(f64) -> f64, Vec<f64>);
+/// A binary function under test, its f64 reference and its argument pairs.
+type BinaryRow<'a> = (&'static str, Binary, fn(f64, f64) -> f64, &'a [(f64, f64)]);
 
 /// The smallest positive subnormal of `dtype`.
 fn tiny(dtype: DType) -> f64 {
@@ -68,7 +72,7 @@ fn check_ulps(
 
 /// The special values every function must map exactly, then finite
 /// arguments that stress it.
-fn unary_table() -> Vec<(&'static str, Unary, fn(f64) -> f64, Vec<f64>)> {
+fn unary_table() -> Vec<UnaryRow> {
     let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0];
     let with = |v: &[f64]| specials.iter().chain(v).copied().collect::<Vec<f64>>();
     let sub = tiny(DType::F32);
@@ -180,7 +184,7 @@ fn binary_values(ctx: &CaseCtx) -> Result<(), Failure> {
         (100.0, -100.0),
         (-1e30, -1e30),
     ];
-    let table: [(&str, Binary, fn(f64, f64) -> f64, &[(f64, f64)]); 2] = [
+    let table: [BinaryRow; 2] = [
         ("pow", |a, b| ad::pow(a, b), f64::powf, &pow_pairs),
         ("logaddexp", |a, b| ad::logaddexp(a, b), logaddexp, &logaddexp_pairs),
     ];
