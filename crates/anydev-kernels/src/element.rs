@@ -136,6 +136,8 @@ pub(crate) trait Float: Element {
 pub(crate) trait Compute: num_traits::Float + Send + Sync + Debug + 'static {
     fn round_even(self) -> Self;
     fn of(v: f64) -> Self;
+    /// The same value as an f64 (exact).
+    fn wide(self) -> f64;
 }
 
 impl Compute for f32 {
@@ -147,6 +149,10 @@ impl Compute for f32 {
     fn of(v: f64) -> Self {
         v as f32
     }
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self as f64
+    }
 }
 
 impl Compute for f64 {
@@ -157,6 +163,10 @@ impl Compute for f64 {
     #[inline(always)]
     fn of(v: f64) -> Self {
         v
+    }
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self
     }
 }
 

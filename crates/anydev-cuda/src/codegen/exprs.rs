@@ -133,7 +133,11 @@ pub fn binary(op: BinaryOp, t: Ty) -> Option<String> {
         Atan2 => lift2(t, |x, y| format!("{}({x}, {y})", t.math("atan2"))),
         Hypot => lift2(t, |x, y| format!("{}({x}, {y})", t.math("hypot"))),
         CopySign => lift2(t, |x, y| format!("{}({x}, {y})", t.math("copysign"))),
-        LogAddExp => lift2(t, |x, y| format!("logaddexp_c({x}, {y})")),
+        // In double, rounded once, as the host kernels do (cancellation
+        // near a zero result costs f32 up to 2 ulp).
+        LogAddExp => lift2(t, |x, y| {
+            format!("({})logaddexp_c((double){x}, (double){y})", t.compute())
+        }),
         NextAfter => {
             let bt = t.bits_type();
             t.from_bits(&format!(

@@ -153,7 +153,7 @@ pub const BOUNDS: &[Bound] = &[
     binary!(Divide,     ad::divide,      |a, b| a / b,  0, 0,         0,         "0"),
     binary!(Atan2,      ad::atan2,       f64::atan2,    1, 1,         2,         "2"),
     binary!(Hypot,      ad::hypot,       f64::hypot,    1, 1,         1,         "1"),
-    binary!(LogAddExp,  ad::logaddexp,   logaddexp,     1, UNBOUNDED, UNBOUNDED, "44 (cancellation near 0)"),
+    binary!(LogAddExp,  ad::logaddexp,   logaddexp,     1, 1,         UNBOUNDED, "44 (cancellation near 0)"),
     binary!(Pow,        ad::pow,         f64::powf,     1, 1,         1,         "1"),
     binary!(Remainder,  ad::remainder,   remainder,     0, 0,         0,         "0"),
 ];
