@@ -46,5 +46,4 @@ grep -q "case elementwise::add_broadcast on ctest_broken_add:0 (f32)" "$conforma
 
 # Differential tests against NumPy on every device (docs/testing.md), in a
 # virtual environment under the target directory.
-# Off until the issue 21 fixes land (it fails on exactly those); switch on at integration:
-# "$(scripts/python-env.sh)" scripts/diff_numpy.py
+"$(scripts/python-env.sh)" scripts/diff_numpy.py
