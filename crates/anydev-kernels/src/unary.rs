@@ -59,7 +59,7 @@ pub(crate) unsafe fn unary(op: UnaryOp, x: &HostTensor, out: &HostTensor) -> Res
                 Asin => run!(T, heavy, |v: T| lift1(v, |c| c.asin())),
                 Asinh => run!(T, heavy, |v: T| lift1(v, hyperbolic::asinh)),
                 Atan => run!(T, heavy, |v: T| lift1(v, |c| c.atan())),
-                Atanh => run!(T, heavy, |v: T| lift1(v, |c| c.atanh())),
+                Atanh => run!(T, heavy, |v: T| lift1(v, hyperbolic::atanh)),
                 Cos => run!(T, heavy, |v: T| lift1(v, |c| c.cos())),
                 Cosh => run!(T, heavy, |v: T| lift1(v, |c| c.cosh())),
                 Exp => run!(T, heavy, |v: T| lift1(v, |c| c.exp())),
