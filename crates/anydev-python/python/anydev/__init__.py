@@ -1,0 +1,44 @@
+"""anydev: an Array API namespace whose arrays live on any anydev device.
+
+    import anydev as xp
+    x = xp.arange(10, device="sim:1")
+    y = xp.exp(x) + 1          # runs on sim:1, the device of its inputs
+
+Creation functions place their result on the explicit ``device=``, else the
+device of the innermost ``with anydev.device(...):`` block, else anydev's
+default device; every other function follows its inputs, and arrays on two
+devices meeting is a ``ValueError`` that says to call ``to_device``.
+See docs/python.md for what of the standard is covered.
+"""
+
+import math as _math
+
+from . import _anydev
+from ._anydev import *  # noqa: F401,F403  (Array, Device, dtypes, functions)
+from ._dtypes import can_cast, finfo, iinfo, isdtype
+from ._info import __array_namespace_info__
+from ._scope import creation, device
+
+__array_api_version__ = "2025.12"
+
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+# The creation functions without array inputs honour the device scope;
+# the Python half hands the scope's device to Rust explicitly.
+asarray = creation(_anydev.asarray)
+arange = creation(_anydev.arange)
+empty = creation(_anydev.empty)
+eye = creation(_anydev.eye)
+full = creation(_anydev.full)
+linspace = creation(_anydev.linspace)
+ones = creation(_anydev.ones)
+zeros = creation(_anydev.zeros)
+
+__all__ = sorted(
+    name for name in dir() if not name.startswith("_") and name not in {"annotations"}
+) + ["__array_api_version__", "__array_namespace_info__"]
+__all__.remove("creation")

@@ -1,0 +1,70 @@
+"""The standard's inspection namespace, ``__array_namespace_info__()``.
+
+Devices, their dtypes and default dtypes come from the runtime: every
+device anydev sees (plugins included), and only the dtypes each one holds
+(a device without float64 lists none and defaults to float32).
+"""
+
+from . import _anydev, _scope
+from ._anydev import Device
+
+# Standard kinds, by the dtype ``kind`` names of anydev.DType.
+_KINDS = {
+    "bool": {"bool"},
+    "signed integer": {"signed integer"},
+    "unsigned integer": {"unsigned integer"},
+    "integral": {"signed integer", "unsigned integer"},
+    "real floating": {"real floating"},
+    "complex floating": set(),
+    "numeric": {"signed integer", "unsigned integer", "real floating"},
+}
+
+# float16 and bfloat16 are anydev extras, not the standard's dtypes.
+_EXTRAS = {"float16", "bfloat16"}
+
+
+def _device(device):
+    if device is None:
+        return _Info().default_device()
+    return device if isinstance(device, Device) else Device(device)
+
+
+class _Info:
+    """What ``__array_namespace_info__()`` returns."""
+
+    __module__ = "anydev"
+
+    def capabilities(self):
+        return {
+            # Boolean masks need a gather the core does not have yet.
+            "boolean indexing": False,
+            # nonzero and unique_values exist.
+            "data-dependent shapes": True,
+            "max dimensions": None,
+        }
+
+    def default_device(self):
+        return _scope.current() or _anydev._default_device()
+
+    def devices(self):
+        return tuple(_anydev._devices())
+
+    def default_dtypes(self, *, device=None):
+        real, integral, indexing = _anydev._default_dtypes(_device(device))
+        return {"real floating": real, "integral": integral, "indexing": indexing}
+
+    def dtypes(self, *, device=None, kind=None):
+        held = [d for d in _anydev._device_dtypes(_device(device)) if d.name not in _EXTRAS]
+        if kind is None:
+            return {d.name: d for d in held}
+        kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+        wanted = set()
+        for k in kinds:
+            if k not in _KINDS:
+                raise ValueError(f"unknown dtype kind {k!r}; expected one of {sorted(_KINDS)}")
+            wanted |= _KINDS[k]
+        return {d.name: d for d in held if d.kind in wanted}
+
+
+def __array_namespace_info__():
+    return _Info()

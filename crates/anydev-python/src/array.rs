@@ -1,0 +1,188 @@
+//! The array object: attributes, conversions and device moves. Operators
+//! are in `operators`, indexing in `index`, DLPack in `dlpack`.
+
+use crate::device::PyDevice;
+use crate::dtype::{python_name, PyDType};
+use crate::errors::compute;
+use anydev::{Array, Scalar};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use std::fmt::Write;
+
+/// An array on one anydev device. Immutable, like the Rust array it wraps:
+/// every operation returns a new array, views share memory.
+#[pyclass(module = "anydev", name = "Array", frozen)]
+pub struct PyArray {
+    pub inner: Array,
+}
+
+impl From<Array> for PyArray {
+    fn from(inner: Array) -> Self {
+        PyArray { inner }
+    }
+}
+
+/// A Python `bool`, `int` or `float` holding a scalar's exact value.
+pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
+    let obj = match s {
+        Scalar::Bool(v) => v.into_pyobject(py)?.to_owned().into_any(),
+        Scalar::I8(v) => v.into_pyobject(py)?.into_any(),
+        Scalar::I16(v) => v.into_pyobject(py)?.into_any(),
+        Scalar::I32(v) => v.into_pyobject(py)?.into_any(),
+        Scalar::I64(v) => v.into_pyobject(py)?.into_any(),
+        Scalar::U8(v) => v.into_pyobject(py)?.into_any(),
+        Scalar::U16(v) => v.into_pyobject(py)?.into_any(),
+        Scalar::U32(v) => v.into_pyobject(py)?.into_any(),
+        Scalar::U64(v) => v.into_pyobject(py)?.into_any(),
+        other => other.to_f64().into_pyobject(py)?.into_any(),
+    };
+    Ok(obj.unbind())
+}
+
+impl PyArray {
+    /// The single element of a 0-d array; the standard defines the Python
+    /// scalar conversions for 0-d arrays only.
+    fn item(&self, py: Python<'_>, conversion: &str) -> PyResult<Py<PyAny>> {
+        if self.inner.ndim() != 0 {
+            return Err(PyTypeError::new_err(format!(
+                "{conversion} needs a 0-d array, got shape {:?}",
+                self.inner.shape()
+            )));
+        }
+        let a = &self.inner;
+        scalar_to_py(py, compute(py, || a.item())?)
+    }
+
+    /// The item through a Python builtin (`int`, `float`, `complex`), so
+    /// that NaN and infinity fail exactly as they do for Python floats.
+    fn item_as(&self, py: Python<'_>, builtin: &str) -> PyResult<Py<PyAny>> {
+        let item = self.item(py, builtin)?;
+        Ok(py.import("builtins")?.getattr(builtin)?.call1((item,))?.unbind())
+    }
+}
+
+#[pymethods]
+impl PyArray {
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        PyDType(self.inner.dtype())
+    }
+
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice(self.inner.device())
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.shape())
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.ndim()
+    }
+
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+
+    /// The transpose of a 2-d array (the standard defines `T` for 2-d only).
+    #[getter(T)]
+    fn transpose(&self, py: Python<'_>) -> PyResult<PyArray> {
+        if self.inner.ndim() != 2 {
+            return Err(PyValueError::new_err(format!(
+                "T needs a 2-d array, got {} dimensions; use permute_dims or mT",
+                self.inner.ndim()
+            )));
+        }
+        self.matrix_transpose(py)
+    }
+
+    /// The transpose of the last two axes (a view).
+    #[getter(mT)]
+    fn matrix_transpose(&self, py: Python<'_>) -> PyResult<PyArray> {
+        let a = &self.inner;
+        compute(py, || a.matrix_transpose()).map(PyArray::from)
+    }
+
+    /// The array on `device`: itself on its own device, else a copy (or a
+    /// view of the same memory where anydev's unified memory allows).
+    #[pyo3(signature = (device, /, *, stream = None))]
+    fn to_device(&self, py: Python<'_>, device: PyDevice, stream: Option<Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        if stream.is_some() {
+            return Err(PyValueError::new_err(
+                "to_device takes no stream: anydev orders work on each device's own streams",
+            ));
+        }
+        let a = &self.inner;
+        compute(py, || a.to_device(device.0)).map(PyArray::from)
+    }
+
+    /// The `anydev` module, whatever `api_version` (anydev implements one).
+    #[pyo3(signature = (*, api_version = None))]
+    fn __array_namespace__<'py>(&self, py: Python<'py>, api_version: Option<&str>) -> PyResult<Bound<'py, PyModule>> {
+        let module = py.import("anydev")?;
+        let ours: String = module.getattr("__array_api_version__")?.extract()?;
+        match api_version {
+            Some(v) if v != ours => Err(PyValueError::new_err(format!(
+                "anydev implements Array API version {ours}, not {v}"
+            ))),
+            _ => Ok(module),
+        }
+    }
+
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        self.item_as(py, "bool")?.extract(py)
+    }
+
+    fn __int__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.item_as(py, "int")
+    }
+
+    fn __float__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.item_as(py, "float")
+    }
+
+    fn __complex__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.item_as(py, "complex")
+    }
+
+    /// Integer arrays only, as `operator.index` requires.
+    fn __index__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if !self.inner.dtype().is_integer() {
+            return Err(PyTypeError::new_err(format!(
+                "only integer arrays can be used as an index, not {}",
+                python_name(self.inner.dtype())
+            )));
+        }
+        self.item(py, "__index__")
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.inner
+            .shape()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of a 0-d array"))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let a = &self.inner;
+        // Printing reads the values back; a device that fails to say them
+        // still gets a repr rather than an exception from repr().
+        let values = py.detach(|| {
+            let mut s = String::new();
+            write!(s, "{a}")
+                .map(|_| s)
+                .unwrap_or_else(|_| "<values unreadable>".into())
+        });
+        Ok(format!(
+            "anydev.Array({values}, dtype={}, device='{}')",
+            python_name(a.dtype()),
+            a.device()
+        ))
+    }
+}

@@ -1,0 +1,536 @@
+//! DLPack in both directions, for host memory (kDLCPU).
+//!
+//! Export (`__dlpack__`) hands out the array's own memory when the host
+//! can address it (a CPU array), flagged read-only because anydev arrays
+//! are immutable and other arrays may share that memory; memory the host
+//! cannot address (wgpu, plugin devices, CUDA for now) is exported only
+//! as a host copy, on request (`copy=True` or `dl_device=(kDLCPU, 0)`).
+//!
+//! Import (`from_dlpack`) copies: the core cannot yet wrap memory it did
+//! not allocate, so `copy=False` is a `BufferError` that says so.
+
+use crate::array::PyArray;
+use crate::device::{device_of, PyDevice};
+use crate::dtype::with_element;
+use crate::errors::{compute, to_py};
+use anydev::{Array, DType, Device, Element, MemoryKind};
+use anydev_core::ordering::Access;
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use std::ffi::{c_void, CStr};
+
+// The structs of dlpack.h (DLPack 1.1), field for field.
+
+const KDL_CPU: i32 = 1;
+/// Devices DLPack has no code for (simulators, wgpu, vendor plugins).
+const KDL_EXT_DEV: i32 = 12;
+const FLAG_READ_ONLY: u64 = 1;
+const FLAG_IS_COPIED: u64 = 2;
+
+const LEGACY: &CStr = c"dltensor";
+const LEGACY_USED: &CStr = c"used_dltensor";
+const VERSIONED: &CStr = c"dltensor_versioned";
+const VERSIONED_USED: &CStr = c"used_dltensor_versioned";
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct DLDevice {
+    device_type: i32,
+    device_id: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct DLDataType {
+    code: u8,
+    bits: u8,
+    lanes: u16,
+}
+
+#[repr(C)]
+struct DLTensor {
+    data: *mut c_void,
+    device: DLDevice,
+    ndim: i32,
+    dtype: DLDataType,
+    shape: *mut i64,
+    strides: *mut i64,
+    byte_offset: u64,
+}
+
+#[repr(C)]
+struct DLManagedTensor {
+    dl_tensor: DLTensor,
+    manager_ctx: *mut c_void,
+    deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
+}
+
+#[repr(C)]
+struct DLPackVersion {
+    major: u32,
+    minor: u32,
+}
+
+#[repr(C)]
+struct DLManagedTensorVersioned {
+    version: DLPackVersion,
+    manager_ctx: *mut c_void,
+    deleter: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned)>,
+    flags: u64,
+    dl_tensor: DLTensor,
+}
+
+/// DLPack's (code, bits) of a dtype: kDLInt 0, kDLUInt 1, kDLFloat 2,
+/// kDLBfloat 4, kDLBool 6.
+fn dl_dtype(dtype: DType) -> DLDataType {
+    let code = if dtype == DType::Bool {
+        6
+    } else if dtype == DType::BF16 {
+        4
+    } else if dtype.is_float() {
+        2
+    } else if dtype.is_signed() {
+        0
+    } else {
+        1
+    };
+    DLDataType {
+        code,
+        bits: (dtype.size() * 8) as u8,
+        lanes: 1,
+    }
+}
+
+fn from_dl_dtype(t: DLDataType) -> Option<DType> {
+    (t.lanes == 1).then_some(())?;
+    DType::ALL.into_iter().find(|&d| {
+        let dl = dl_dtype(d);
+        dl.code == t.code && dl.bits == t.bits
+    })
+}
+
+/// Whether the host may use the array's memory in place.
+fn host_memory(a: &Array) -> bool {
+    a.buffer().host_ptr().is_some() && a.buffer().kind() != MemoryKind::Device
+}
+
+/// What an exported tensor keeps alive: the array (or the host copy) and
+/// the shape and strides the tensor points into.
+struct Export {
+    /// The memory for a zero-copy export; dropped when the consumer is done.
+    _array: Option<Array>,
+    /// The memory of a host copy.
+    _copy: Vec<u8>,
+    shape: Vec<i64>,
+    strides: Vec<i64>,
+}
+
+/// A tensor ready to be put in a capsule: its fields and what they point into.
+struct Prepared {
+    export: Export,
+    data: *mut u8,
+    device: DLDevice,
+    dtype: DLDataType,
+    copied: bool,
+}
+
+/// The array's own host memory at `in_place` (its buffer's host
+/// address), or else a contiguous host copy.
+fn prepare(py: Python<'_>, a: &Array, in_place: Option<*mut u8>) -> PyResult<Prepared> {
+    let shape: Vec<i64> = a.shape().iter().map(|&d| d as i64).collect();
+    let device = DLDevice {
+        device_type: KDL_CPU,
+        device_id: 0,
+    };
+    if let Some(ptr) = in_place {
+        compute(py, || a.buffer().usage().host_wait(Access::Read))?;
+        // SAFETY: `ptr` addresses the buffer, which the export keeps alive
+        // (it holds the array), and the view's element offset lies inside it.
+        let data = unsafe { ptr.add(a.offset() * a.dtype().size()) };
+        let strides = a.strides().iter().map(|&s| s as i64).collect();
+        return Ok(Prepared {
+            export: Export {
+                _array: Some(a.clone()),
+                _copy: Vec::new(),
+                shape,
+                strides,
+            },
+            data,
+            device,
+            dtype: dl_dtype(a.dtype()),
+            copied: false,
+        });
+    }
+    let mut bytes = compute(py, || a.host_bytes())?;
+    let mut strides = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1].max(1);
+    }
+    let data = bytes.as_mut_ptr();
+    Ok(Prepared {
+        export: Export {
+            _array: None,
+            _copy: bytes,
+            shape,
+            strides,
+        },
+        data,
+        device,
+        dtype: dl_dtype(a.dtype()),
+        copied: true,
+    })
+}
+
+/// Legacy and versioned managed tensors, each boxed with what it keeps alive.
+#[repr(C)]
+struct LegacyBox {
+    tensor: DLManagedTensor,
+    export: Export,
+}
+
+#[repr(C)]
+struct VersionedBox {
+    tensor: DLManagedTensorVersioned,
+    export: Export,
+}
+
+/// The deleter of a legacy tensor.
+///
+/// # Safety
+/// `t` is the first field of a leaked `Box<LegacyBox>`, deleted once.
+unsafe extern "C" fn delete_legacy(t: *mut DLManagedTensor) {
+    // SAFETY: see the function's contract; `tensor` is at offset 0.
+    drop(unsafe { Box::from_raw(t as *mut LegacyBox) });
+}
+
+/// The deleter of a versioned tensor.
+///
+/// # Safety
+/// `t` is the first field of a leaked `Box<VersionedBox>`, deleted once.
+unsafe extern "C" fn delete_versioned(t: *mut DLManagedTensorVersioned) {
+    // SAFETY: see the function's contract; `tensor` is at offset 0.
+    drop(unsafe { Box::from_raw(t as *mut VersionedBox) });
+}
+
+/// The capsule destructor: a capsule nobody consumed (still named
+/// `dltensor[_versioned]`) deletes its tensor; a consumer renames it and
+/// calls the deleter itself.
+unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
+    // SAFETY: Python calls this with the capsule being destroyed; the
+    // pointer under either live name is the managed tensor this module
+    // made, not yet deleted because the capsule was not consumed.
+    unsafe {
+        if ffi::PyCapsule_IsValid(capsule, LEGACY.as_ptr()) == 1 {
+            let t = ffi::PyCapsule_GetPointer(capsule, LEGACY.as_ptr()) as *mut DLManagedTensor;
+            delete_legacy(t);
+        } else if ffi::PyCapsule_IsValid(capsule, VERSIONED.as_ptr()) == 1 {
+            let t = ffi::PyCapsule_GetPointer(capsule, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
+            delete_versioned(t);
+        }
+    }
+}
+
+/// A capsule named `name` owning `pointer` (a leaked managed tensor).
+fn capsule<'py>(py: Python<'py>, pointer: *mut c_void, name: &'static CStr) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: `pointer` is a valid managed tensor that the capsule owns
+    // from here on; the name is static; the destructor matches the name.
+    unsafe {
+        let raw = ffi::PyCapsule_New(pointer, name.as_ptr(), Some(capsule_destructor));
+        Bound::from_owned_ptr_or_err(py, raw)
+    }
+}
+
+/// The DLPack device of an array: kDLCPU for host memory, else kDLExtDev
+/// with the device's index (DLPack has no code for most anydev devices).
+fn dl_device(a: &Array) -> (i32, i32) {
+    if host_memory(a) {
+        (KDL_CPU, 0)
+    } else {
+        (KDL_EXT_DEV, a.device().index() as i32)
+    }
+}
+
+#[pymethods]
+impl PyArray {
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        dl_device(&self.inner)
+    }
+
+    #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        stream: Option<Bound<'py, PyAny>>,
+        max_version: Option<(u32, u32)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = &self.inner;
+        if stream.is_some() {
+            return Err(PyValueError::new_err(
+                "anydev exports host memory only, which takes no stream",
+            ));
+        }
+        let own = self::dl_device(a);
+        let to_host = dl_device == Some((KDL_CPU, 0));
+        if let Some(wanted) = dl_device.filter(|&d| d != own && !to_host) {
+            return Err(PyBufferError::new_err(format!(
+                "anydev cannot export {} to DLPack device {wanted:?}; only to the host, (1, 0)",
+                a.device()
+            )));
+        }
+        let in_place = a.buffer().host_ptr().filter(|_| own.0 == KDL_CPU && copy != Some(true));
+        if in_place.is_none() && copy == Some(false) {
+            return Err(PyBufferError::new_err(format!(
+                "the memory of {} is not host memory: exporting it needs a copy (copy=False was asked)",
+                a.device()
+            )));
+        }
+        if in_place.is_none() && !to_host && copy != Some(true) {
+            return Err(PyBufferError::new_err(format!(
+                "the memory of {} is not host memory; ask for a host copy with dl_device=(1, 0) or copy=True, \
+                 or move the array with to_device('cpu:0')",
+                a.device()
+            )));
+        }
+        let p = prepare(py, a, in_place)?;
+        let tensor = |export: &mut Export| DLTensor {
+            data: p.data.cast(),
+            device: p.device,
+            ndim: export.shape.len() as i32,
+            dtype: p.dtype,
+            shape: export.shape.as_mut_ptr(),
+            strides: export.strides.as_mut_ptr(),
+            byte_offset: 0,
+        };
+        let mut export = p.export;
+        if max_version.is_some_and(|(major, _)| major >= 1) {
+            let flags = if p.copied { FLAG_IS_COPIED } else { FLAG_READ_ONLY };
+            let dl_tensor = tensor(&mut export);
+            let boxed = Box::new(VersionedBox {
+                tensor: DLManagedTensorVersioned {
+                    version: DLPackVersion { major: 1, minor: 1 },
+                    manager_ctx: std::ptr::null_mut(),
+                    deleter: Some(delete_versioned),
+                    flags,
+                    dl_tensor,
+                },
+                export,
+            });
+            capsule(py, Box::into_raw(boxed).cast(), VERSIONED)
+        } else {
+            let dl_tensor = tensor(&mut export);
+            let boxed = Box::new(LegacyBox {
+                tensor: DLManagedTensor {
+                    dl_tensor,
+                    manager_ctx: std::ptr::null_mut(),
+                    deleter: Some(delete_legacy),
+                },
+                export,
+            });
+            capsule(py, Box::into_raw(boxed).cast(), LEGACY)
+        }
+    }
+
+    /// NumPy's conversion protocol, through DLPack: host-memory arrays
+    /// convert without a copy (read-only), others fail with DLPack's error.
+    #[pyo3(signature = (dtype = None, copy = None))]
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let numpy = py.import("numpy")?;
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("copy", copy)?;
+        let out = numpy.call_method("from_dlpack", (slf,), Some(&kwargs))?;
+        match dtype {
+            Some(d) => out.call_method1("astype", (d,)),
+            None => Ok(out),
+        }
+    }
+}
+
+/// `n` entries of a tensor's shape or strides (0-d tensors may carry null).
+///
+/// # Safety
+/// Unless `n` is 0 or `ptr` null, `ptr` points at `n` live `i64`s.
+unsafe fn dims<'a>(ptr: *const i64, n: usize) -> Option<&'a [i64]> {
+    if ptr.is_null() {
+        return (n == 0).then_some(&[]);
+    }
+    // SAFETY: the function's contract.
+    Some(unsafe { std::slice::from_raw_parts(ptr, n) })
+}
+
+/// Moves the bytes of a strided host tensor into a contiguous vector.
+///
+/// # Safety
+/// `t` describes live host memory of the producer's.
+unsafe fn gather(t: &DLTensor, itemsize: usize) -> Vec<u8> {
+    let ndim = t.ndim as usize;
+    // SAFETY: DLPack guarantees `ndim` entries of shape (and of strides
+    // unless null, which means row-major); `read_tensor` checked the shape.
+    let shape = unsafe { dims(t.shape, ndim) }.unwrap_or_default();
+    let strides: Vec<i64> = match unsafe { dims(t.strides, ndim) } {
+        Some(s) => s.to_vec(),
+        None => {
+            let mut s = vec![1i64; ndim];
+            for i in (0..ndim.saturating_sub(1)).rev() {
+                s[i] = s[i + 1] * shape[i + 1];
+            }
+            s
+        }
+    };
+    let count: i64 = shape.iter().product();
+    let mut out = Vec::with_capacity(count.max(0) as usize * itemsize);
+    // SAFETY: the data pointer plus byte_offset is the first element.
+    let base = unsafe { (t.data as *const u8).add(t.byte_offset as usize) };
+    let mut index = vec![0i64; ndim];
+    for _ in 0..count {
+        let elem: i64 = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+        // SAFETY: `index` lies inside `shape`, so the element is inside the
+        // producer's tensor.
+        let src = unsafe { std::slice::from_raw_parts(base.offset(elem as isize * itemsize as isize), itemsize) };
+        out.extend_from_slice(src);
+        for axis in (0..ndim).rev() {
+            index[axis] += 1;
+            if index[axis] < shape[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    out
+}
+
+/// Host bytes of one dtype as an array on `device`.
+fn upload(bytes: &[u8], shape: &[usize], dtype: DType, device: Device) -> anydev::Result<Array> {
+    with_element!(dtype, T => {
+        let data: Vec<T> = bytes.chunks_exact(dtype.size()).map(T::get_le).collect();
+        Array::from_slice(&data, shape, device)
+    })
+}
+
+/// What a consumed capsule held: dtype, shape and the copied bytes.
+struct Imported {
+    dtype: DType,
+    shape: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+/// Reads the tensor in a `dltensor[_versioned]` capsule, marks the capsule
+/// used and calls the producer's deleter.
+fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Imported> {
+    let raw = capsule.as_ptr();
+    // SAFETY: the capsule came from a `__dlpack__` call; its name says
+    // which struct its pointer is, and the producer keeps the memory alive
+    // until its deleter runs, which happens below, after the copy.
+    unsafe {
+        if ffi::PyCapsule_IsValid(raw, VERSIONED.as_ptr()) == 1 {
+            let m = ffi::PyCapsule_GetPointer(raw, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
+            if (*m).version.major != 1 {
+                return Err(PyBufferError::new_err(format!(
+                    "DLPack version {}.{} is not supported (anydev reads 1.x)",
+                    (*m).version.major,
+                    (*m).version.minor
+                )));
+            }
+            let read = read_tensor(&(*m).dl_tensor);
+            ffi::PyCapsule_SetName(raw, VERSIONED_USED.as_ptr());
+            if let Some(d) = (*m).deleter {
+                d(m);
+            }
+            read
+        } else if ffi::PyCapsule_IsValid(raw, LEGACY.as_ptr()) == 1 {
+            let m = ffi::PyCapsule_GetPointer(raw, LEGACY.as_ptr()) as *mut DLManagedTensor;
+            let read = read_tensor(&(*m).dl_tensor);
+            ffi::PyCapsule_SetName(raw, LEGACY_USED.as_ptr());
+            if let Some(d) = (*m).deleter {
+                d(m);
+            }
+            read
+        } else {
+            Err(PyTypeError::new_err(
+                "__dlpack__ did not return an unused DLPack capsule",
+            ))
+        }
+    }
+}
+
+/// The tensor's dtype, shape and bytes (host memory only).
+///
+/// # Safety
+/// `t` is a live tensor from a DLPack capsule.
+unsafe fn read_tensor(t: &DLTensor) -> PyResult<Imported> {
+    if t.device.device_type != KDL_CPU {
+        return Err(PyBufferError::new_err(format!(
+            "anydev imports host memory (kDLCPU) only, not DLPack device type {}",
+            t.device.device_type
+        )));
+    }
+    let dtype = from_dl_dtype(t.dtype).ok_or_else(|| {
+        PyBufferError::new_err(format!(
+            "DLPack dtype (code {}, bits {}, lanes {}) has no anydev dtype",
+            t.dtype.code, t.dtype.bits, t.dtype.lanes
+        ))
+    })?;
+    // SAFETY: the caller's contract.
+    let shape = unsafe { dims(t.shape, t.ndim as usize) }
+        .ok_or_else(|| PyBufferError::new_err("a DLPack tensor without a shape"))?;
+    // SAFETY: the caller's contract; the shape is there.
+    let bytes = unsafe { gather(t, dtype.size()) };
+    Ok(Imported {
+        dtype,
+        shape: shape.iter().map(|&d| d as usize).collect(),
+        bytes,
+    })
+}
+
+/// A copy of a DLPack producer's host tensor on `device` (cpu:0 unless
+/// given). anydev arrays import without DLPack.
+pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, copy: Option<bool>) -> PyResult<Array> {
+    if let Ok(a) = x.cast::<PyArray>() {
+        let a = a.get().inner.clone();
+        let target = device_of(device).unwrap_or(a.device());
+        return compute(py, || a.to_device(target));
+    }
+    if copy == Some(false) {
+        return Err(PyBufferError::new_err(
+            "anydev cannot use another library's memory in place yet (the core cannot wrap foreign memory); \
+             from_dlpack copies, so copy=False cannot be honoured",
+        ));
+    }
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item("max_version", (1, 1))?;
+    let capsule = match x.call_method("__dlpack__", (), Some(&kwargs)) {
+        Ok(c) => c,
+        // Producers from before DLPack 1.0 take no max_version.
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => x.call_method0("__dlpack__")?,
+        Err(e) => return Err(e),
+    };
+    let imported = consume(&capsule)?;
+    let device = match device_of(device) {
+        Some(d) => d,
+        None => "cpu:0".parse().map_err(to_py)?,
+    };
+    compute(py, || upload(&imported.bytes, &imported.shape, imported.dtype, device))
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, device = None, copy = None))]
+fn from_dlpack(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    device: Option<PyDevice>,
+    copy: Option<bool>,
+) -> PyResult<PyArray> {
+    import(py, x, device, copy).map(PyArray::from)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(from_dlpack, m)?)?;
+    Ok(())
+}

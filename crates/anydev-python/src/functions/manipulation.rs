@@ -1,0 +1,168 @@
+//! Shape manipulation: views where the layout allows, copies otherwise.
+
+use super::axes_arg;
+use crate::array::PyArray;
+use crate::errors::compute;
+use crate::operand::array_arg;
+use anydev::{Array, Axes, Repeats};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+/// A sequence of arrays (`concat`, `stack`).
+fn arrays_arg(arrays: &Bound<'_, PyAny>) -> PyResult<Vec<Array>> {
+    arrays.try_iter()?.map(|a| array_arg(&a?)).collect()
+}
+
+fn new_arrays(arrays: Vec<Array>) -> Vec<PyArray> {
+    arrays.into_iter().map(PyArray::from).collect()
+}
+
+/// A new shape; `copy=False` is always honoured when the layout allows a
+/// view, and `copy=True` shares memory safely because arrays are immutable.
+#[pyfunction]
+#[pyo3(signature = (x, /, shape, *, copy = None))]
+fn reshape(py: Python<'_>, x: &Bound<'_, PyAny>, shape: Vec<isize>, copy: Option<bool>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    let out = compute(py, || anydev::reshape(&x, &shape))?;
+    if copy == Some(false) && !out.shares_buffer(&x) {
+        return Err(PyValueError::new_err("reshape(copy=False): this layout needs a copy"));
+    }
+    Ok(out.into())
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, axes))]
+fn permute_dims(py: Python<'_>, x: &Bound<'_, PyAny>, axes: Vec<isize>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::permute_dims(&x, &axes)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /))]
+fn matrix_transpose(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::matrix_transpose(&x)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis = 0))]
+fn expand_dims(py: Python<'_>, x: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::expand_dims(&x, axis)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, axis))]
+fn squeeze(py: Python<'_>, x: &Bound<'_, PyAny>, axis: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+    let (x, axes) = (array_arg(x)?, axes_arg(axis)?);
+    compute(py, || anydev::squeeze(&x, axes)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis = None))]
+fn flip(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    let axes = axis.map(axes_arg).transpose()?.map_or(Axes::All, Axes::from);
+    compute(py, || anydev::flip(&x, axes)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, shift, *, axis = None))]
+fn roll(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    shift: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let (x, shifts) = (array_arg(x)?, axes_arg(shift)?);
+    let axes = axis.map(axes_arg).transpose()?.map_or(Axes::All, Axes::from);
+    compute(py, || anydev::roll(&x, &shifts, axes)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (arrays, /, *, axis = Some(0)))]
+fn concat(py: Python<'_>, arrays: &Bound<'_, PyAny>, axis: Option<isize>) -> PyResult<PyArray> {
+    let arrays = arrays_arg(arrays)?;
+    let refs: Vec<&Array> = arrays.iter().collect();
+    compute(py, || anydev::concat(&refs, axis)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (arrays, /, *, axis = 0))]
+fn stack(py: Python<'_>, arrays: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
+    let arrays = arrays_arg(arrays)?;
+    let refs: Vec<&Array> = arrays.iter().collect();
+    compute(py, || anydev::stack(&refs, axis)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, shape))]
+fn broadcast_to(py: Python<'_>, x: &Bound<'_, PyAny>, shape: Vec<usize>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::broadcast_to(&x, &shape)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*arrays))]
+fn broadcast_arrays(py: Python<'_>, arrays: &Bound<'_, PyTuple>) -> PyResult<Vec<PyArray>> {
+    let arrays = arrays_arg(arrays.as_any())?;
+    let refs: Vec<&Array> = arrays.iter().collect();
+    compute(py, || anydev::broadcast_arrays(&refs)).map(new_arrays)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, repetitions, /))]
+fn tile(py: Python<'_>, x: &Bound<'_, PyAny>, repetitions: Vec<usize>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::tile(&x, &repetitions)).map(PyArray::from)
+}
+
+/// `repeats` is an int or an integer array on `x`'s device.
+#[pyfunction]
+#[pyo3(signature = (x, repeats, /, *, axis = None))]
+fn repeat(py: Python<'_>, x: &Bound<'_, PyAny>, repeats: &Bound<'_, PyAny>, axis: Option<isize>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    match repeats.extract::<usize>() {
+        Ok(n) => compute(py, || anydev::repeat(&x, n, axis)),
+        Err(_) => {
+            let counts = array_arg(repeats)?;
+            compute(py, || anydev::repeat(&x, Repeats::Array(&counts), axis))
+        }
+    }
+    .map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, source, destination, /))]
+fn moveaxis(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    source: &Bound<'_, PyAny>,
+    destination: &Bound<'_, PyAny>,
+) -> PyResult<PyArray> {
+    let (x, source, destination) = (array_arg(x)?, axes_arg(source)?, axes_arg(destination)?);
+    compute(py, || anydev::moveaxis(&x, &source, &destination)).map(PyArray::from)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    for f in [
+        wrap_pyfunction!(reshape, m)?,
+        wrap_pyfunction!(permute_dims, m)?,
+        wrap_pyfunction!(matrix_transpose, m)?,
+        wrap_pyfunction!(expand_dims, m)?,
+        wrap_pyfunction!(squeeze, m)?,
+        wrap_pyfunction!(flip, m)?,
+        wrap_pyfunction!(roll, m)?,
+        wrap_pyfunction!(concat, m)?,
+        wrap_pyfunction!(stack, m)?,
+        wrap_pyfunction!(broadcast_to, m)?,
+        wrap_pyfunction!(broadcast_arrays, m)?,
+        wrap_pyfunction!(tile, m)?,
+        wrap_pyfunction!(repeat, m)?,
+        wrap_pyfunction!(moveaxis, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    Ok(())
+}

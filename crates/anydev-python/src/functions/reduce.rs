@@ -1,0 +1,138 @@
+//! Reductions and cumulative sums and products.
+
+use super::axes_arg;
+use crate::array::PyArray;
+use crate::dtype::PyDType;
+use crate::errors::compute;
+use crate::operand::array_arg;
+use anydev::{Array, Axes};
+use pyo3::prelude::*;
+
+/// `axis=None` (every axis), one axis or a tuple of axes.
+fn axes(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Axes> {
+    Ok(match axis {
+        None => Axes::All,
+        Some(a) => Axes::from(axes_arg(a)?),
+    })
+}
+
+/// `x`, converted first when the caller asked the reduction for a dtype.
+fn in_dtype(x: Array, dtype: Option<PyDType>) -> anydev::Result<Array> {
+    match dtype {
+        Some(d) => x.astype(d.0),
+        None => Ok(x),
+    }
+}
+
+macro_rules! reductions {
+    (with_dtype: [$($d:ident)*] plain: [$($p:ident)*]) => {
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (x, /, *, axis = None, dtype = None, keepdims = false))]
+            fn $d(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>, keepdims: bool) -> PyResult<PyArray> {
+                let (x, axes) = (array_arg(x)?, axes(axis)?);
+                compute(py, || anydev::$d(&in_dtype(x, dtype)?, axes, keepdims)).map(PyArray::from)
+            }
+        )*
+        $(
+            #[pyfunction]
+            #[pyo3(signature = (x, /, *, axis = None, keepdims = false))]
+            fn $p(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+                let (x, axes) = (array_arg(x)?, axes(axis)?);
+                compute(py, || anydev::$p(&x, axes, keepdims)).map(PyArray::from)
+            }
+        )*
+    };
+}
+
+reductions! {
+    with_dtype: [sum prod]
+    plain: [min max all any mean]
+}
+
+/// Variance-like reductions: `var` and `std`.
+type Spread = fn(&Array, Axes, f64, bool) -> anydev::Result<Array>;
+
+fn spread(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    correction: f64,
+    keepdims: bool,
+    f: Spread,
+) -> PyResult<PyArray> {
+    let (x, axes) = (array_arg(x)?, axes(axis)?);
+    compute(py, || f(&x, axes, correction, keepdims)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis = None, correction = 0.0, keepdims = false))]
+fn var(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    correction: f64,
+    keepdims: bool,
+) -> PyResult<PyArray> {
+    spread(py, x, axis, correction, keepdims, anydev::var)
+}
+
+/// `std` (named so in Python; `std` is the Rust standard library here).
+#[pyfunction(name = "std")]
+#[pyo3(signature = (x, /, *, axis = None, correction = 0.0, keepdims = false))]
+fn std_(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    correction: f64,
+    keepdims: bool,
+) -> PyResult<PyArray> {
+    spread(py, x, axis, correction, keepdims, anydev::std)
+}
+
+macro_rules! arg_extrema {
+    ($($name:ident)*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (x, /, *, axis = None, keepdims = false))]
+        fn $name(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<isize>, keepdims: bool) -> PyResult<PyArray> {
+            let x = array_arg(x)?;
+            compute(py, || anydev::$name(&x, axis, keepdims)).map(PyArray::from)
+        }
+    )*};
+}
+
+arg_extrema!(argmin argmax);
+
+macro_rules! cumulative {
+    ($($name:ident)*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (x, /, *, axis = None, dtype = None, include_initial = false))]
+        fn $name(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<isize>, dtype: Option<PyDType>, include_initial: bool) -> PyResult<PyArray> {
+            let x = array_arg(x)?;
+            compute(py, || anydev::$name(&in_dtype(x, dtype)?, axis, include_initial)).map(PyArray::from)
+        }
+    )*};
+}
+
+cumulative!(cumulative_sum cumulative_prod);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    for f in [
+        wrap_pyfunction!(sum, m)?,
+        wrap_pyfunction!(prod, m)?,
+        wrap_pyfunction!(min, m)?,
+        wrap_pyfunction!(max, m)?,
+        wrap_pyfunction!(all, m)?,
+        wrap_pyfunction!(any, m)?,
+        wrap_pyfunction!(mean, m)?,
+        wrap_pyfunction!(var, m)?,
+        wrap_pyfunction!(std_, m)?,
+        wrap_pyfunction!(argmin, m)?,
+        wrap_pyfunction!(argmax, m)?,
+        wrap_pyfunction!(cumulative_sum, m)?,
+        wrap_pyfunction!(cumulative_prod, m)?,
+    ] {
+        m.add_function(f)?;
+    }
+    Ok(())
+}

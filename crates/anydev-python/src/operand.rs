@@ -1,0 +1,78 @@
+//! Arguments that may be an array or a Python scalar.
+//!
+//! Python scalars are NEP 50's weak scalars: they have no dtype and no
+//! device and take the array's (placement rule 4); the Rust array layer
+//! does the promotion and the range checks (`anydev::Weak`).
+
+use crate::array::PyArray;
+use anydev::{Arg, Array, Weak};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+
+/// An owned operand; [`Operand::arg`] lends it to anydev.
+pub enum Operand {
+    Array(Array),
+    Scalar(Weak),
+}
+
+impl Operand {
+    pub fn arg(&self) -> Arg<'_> {
+        match self {
+            Operand::Array(a) => Arg::Array(a),
+            Operand::Scalar(w) => Arg::Scalar(*w),
+        }
+    }
+}
+
+/// A Python `bool`, `int` or `float` as a weak scalar, or `None` for
+/// anything else. `bool` is tested first: it is an `int` subclass.
+pub fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
+    if obj.is_instance_of::<PyBool>() {
+        Ok(Some(Weak::Bool(obj.extract()?)))
+    } else if obj.is_instance_of::<PyInt>() {
+        Ok(Some(Weak::Int(obj.extract()?)))
+    } else if obj.is_instance_of::<PyFloat>() {
+        Ok(Some(Weak::Float(obj.extract()?)))
+    } else {
+        Ok(None)
+    }
+}
+
+/// An array or a Python scalar, or `None` for anything else (operators
+/// then return `NotImplemented`, so Python can ask the other operand).
+pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
+    if let Ok(a) = obj.cast::<PyArray>() {
+        return Ok(Some(Operand::Array(a.get().inner.clone())));
+    }
+    Ok(weak_scalar(obj)?.map(Operand::Scalar))
+}
+
+/// An operand of a namespace function: anything but an array or a Python
+/// scalar is a `TypeError`.
+pub fn required_operand(obj: &Bound<'_, PyAny>) -> PyResult<Operand> {
+    operand(obj)?.ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "expected an anydev array or a Python bool, int or float, got {}",
+            type_name(obj)
+        ))
+    })
+}
+
+/// An array argument; anything else is a `TypeError` naming what it got.
+pub fn array_arg(obj: &Bound<'_, PyAny>) -> PyResult<Array> {
+    match obj.cast::<PyArray>() {
+        Ok(a) => Ok(a.get().inner.clone()),
+        Err(_) => Err(PyTypeError::new_err(format!(
+            "expected an anydev array, got {} (convert with anydev.asarray)",
+            type_name(obj)
+        ))),
+    }
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "an object".into())
+}

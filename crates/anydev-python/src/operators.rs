@@ -1,0 +1,150 @@
+//! Python operators on arrays, each the namespace function the standard
+//! names for it, with Python scalars on either side.
+//!
+//! In-place operators (`x += 1`) are deliberately absent: anydev arrays are
+//! immutable, so Python falls back to `x = x + 1`, which rebinds `x` to a
+//! new array and leaves other references to the old one unchanged.
+
+use crate::array::PyArray;
+use crate::errors::compute;
+use crate::operand::operand;
+use anydev::{Arg, Array};
+use pyo3::prelude::*;
+
+/// An elementwise binary function of the core.
+pub type Binary = for<'a> fn(Arg<'a>, Arg<'a>) -> anydev::Result<Array>;
+
+impl PyArray {
+    /// `self op other` (or `other op self` when `reflected`), or
+    /// `NotImplemented` for an operand anydev does not know.
+    fn binary(&self, py: Python<'_>, other: &Bound<'_, PyAny>, f: Binary, reflected: bool) -> PyResult<Py<PyAny>> {
+        let Some(other) = operand(other)? else {
+            return Ok(py.NotImplemented());
+        };
+        let me = &self.inner;
+        let out = compute(py, || {
+            if reflected {
+                f(other.arg(), Arg::Array(me))
+            } else {
+                f(Arg::Array(me), other.arg())
+            }
+        })?;
+        Ok(Bound::new(py, PyArray::from(out))?.into_any().unbind())
+    }
+
+    fn unary(&self, py: Python<'_>, f: fn(&Array) -> anydev::Result<Array>) -> PyResult<PyArray> {
+        let me = &self.inner;
+        compute(py, || f(me)).map(PyArray::from)
+    }
+}
+
+macro_rules! operators {
+    (
+        reflected: [$($op:ident, $rop:ident => $f:ident;)*]
+        forward: [$($fop:ident => $ff:ident;)*]
+        unary: [$($uop:ident => $uf:ident;)*]
+    ) => {
+        #[pymethods]
+        impl PyArray {
+            $(
+                fn $op(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    self.binary(py, other, |a, b| anydev::$f(a, b), false)
+                }
+
+                fn $rop(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    self.binary(py, other, |a, b| anydev::$f(a, b), true)
+                }
+            )*
+            $(
+                fn $fop(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    self.binary(py, other, |a, b| anydev::$ff(a, b), false)
+                }
+            )*
+            $(
+                fn $uop(&self, py: Python<'_>) -> PyResult<PyArray> {
+                    self.unary(py, anydev::$uf)
+                }
+            )*
+        }
+    };
+}
+
+operators! {
+    reflected: [
+        __add__, __radd__ => add;
+        __sub__, __rsub__ => subtract;
+        __mul__, __rmul__ => multiply;
+        __truediv__, __rtruediv__ => divide;
+        __floordiv__, __rfloordiv__ => floor_divide;
+        __mod__, __rmod__ => remainder;
+        __and__, __rand__ => bitwise_and;
+        __or__, __ror__ => bitwise_or;
+        __xor__, __rxor__ => bitwise_xor;
+        __lshift__, __rlshift__ => bitwise_left_shift;
+        __rshift__, __rrshift__ => bitwise_right_shift;
+    ]
+    forward: [
+        __eq__ => equal;
+        __ne__ => not_equal;
+        __lt__ => less;
+        __le__ => less_equal;
+        __gt__ => greater;
+        __ge__ => greater_equal;
+    ]
+    unary: [
+        __neg__ => negative;
+        __pos__ => positive;
+        __abs__ => abs;
+        __invert__ => bitwise_invert;
+    ]
+}
+
+#[pymethods]
+impl PyArray {
+    /// `x ** y`; the three-argument form is not part of the standard.
+    fn __pow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if modulo.is_some() {
+            return Ok(py.NotImplemented());
+        }
+        self.binary(py, other, |a, b| anydev::pow(a, b), false)
+    }
+
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if modulo.is_some() {
+            return Ok(py.NotImplemented());
+        }
+        self.binary(py, other, |a, b| anydev::pow(a, b), true)
+    }
+
+    /// `x @ y`: arrays only, as the standard says (a scalar operand gets
+    /// `NotImplemented`, so Python raises `TypeError`).
+    fn __matmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.matmul(py, other, false)
+    }
+
+    fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.matmul(py, other, true)
+    }
+}
+
+impl PyArray {
+    fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>, reflected: bool) -> PyResult<Py<PyAny>> {
+        let Ok(other) = other.cast::<PyArray>() else {
+            return Ok(py.NotImplemented());
+        };
+        let (me, other) = (&self.inner, &other.get().inner);
+        let (a, b) = if reflected { (other, me) } else { (me, other) };
+        let out = compute(py, || anydev::matmul(a, b))?;
+        Ok(Bound::new(py, PyArray::from(out))?.into_any().unbind())
+    }
+}

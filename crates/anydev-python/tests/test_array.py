@@ -1,0 +1,239 @@
+"""The array object: attributes, operators with NumPy as the reference,
+Python scalars (NEP 50), indexing, conversions."""
+
+import operator
+
+import numpy as np
+import pytest
+
+import anydev as xp
+from conftest import host, needs_dtype, run_or_skip, tolerance
+
+
+def test_attributes(device):
+    x = xp.reshape(xp.arange(6, dtype=xp.float32, device=device), (2, 3))
+    assert x.shape == (2, 3) and x.ndim == 2 and x.size == 6
+    assert x.dtype == xp.float32 and x.device == device
+    assert x.T.shape == (3, 2) and x.mT.shape == (3, 2)
+    np.testing.assert_array_equal(host(x.T), host(x).T)
+    assert xp.reshape(x, (1, 2, 3)).mT.shape == (1, 3, 2)
+    with pytest.raises(ValueError, match="2-d"):
+        xp.reshape(x, (6,)).T
+    assert x.__array_namespace__() is xp
+    assert len(x) == 2
+    assert repr(x).startswith("anydev.Array(") and f"device='{device}'" in repr(x)
+
+
+def test_zero_d_and_empty_arrays(device):
+    s = xp.asarray(3.5, device=device)
+    assert s.shape == () and s.ndim == 0 and s.size == 1
+    e = xp.zeros((0, 3), device=device)
+    assert e.shape == (0, 3) and e.size == 0
+    assert host(e + 1).shape == (0, 3)
+    assert host(xp.sum(e, axis=0)).tolist() == [0.0, 0.0, 0.0]
+
+
+BINARY = [
+    (operator.add, np.add),
+    (operator.sub, np.subtract),
+    (operator.mul, np.multiply),
+    (operator.truediv, np.divide),
+    (operator.floordiv, np.floor_divide),
+    (operator.mod, np.remainder),
+    (operator.pow, np.power),
+    (operator.lt, np.less),
+    (operator.le, np.less_equal),
+    (operator.gt, np.greater),
+    (operator.ge, np.greater_equal),
+    (operator.eq, np.equal),
+    (operator.ne, np.not_equal),
+]
+
+
+@pytest.mark.parametrize("op,ref", BINARY, ids=lambda f: getattr(f, "__name__", ""))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_binary_operators_match_numpy(device, op, ref, dtype):
+    d = getattr(xp, dtype)
+    needs_dtype(device, d)
+    a = np.array([[1, -2, 3], [4, 5, -6]], dtype=dtype)
+    b = np.array([2, 3, -1] if op is not operator.pow else [2, 3, 1], dtype=dtype)
+    x, y = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    if op is operator.pow and dtype.startswith("int"):
+        a = np.abs(a)
+        x = xp.abs(x)
+    got = run_or_skip(op, x, y)
+    assert got.device == device
+    np.testing.assert_allclose(host(got), ref(a, b), rtol=tolerance(d))
+
+
+@pytest.mark.parametrize("op", [operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift])
+def test_bitwise_operators_match_numpy(device, op):
+    a = np.array([1, 6, 12, 255], dtype=np.int64)
+    b = np.array([3, 2, 1, 4], dtype=np.int64)
+    got = op(xp.asarray(a, device=device), xp.asarray(b, device=device))
+    np.testing.assert_array_equal(host(got), op(a, b))
+    np.testing.assert_array_equal(host(op(xp.asarray(a, device=device), 2)), op(a, 2))
+    np.testing.assert_array_equal(host(op(2, xp.asarray(b, device=device))), op(2, b))
+
+
+def test_unary_operators(device):
+    a = np.array([-1.5, 0.0, 2.0])
+    x = xp.asarray(a, device=device)
+    np.testing.assert_array_equal(host(-x), -a)
+    np.testing.assert_array_equal(host(+x), a)
+    np.testing.assert_array_equal(host(abs(x)), abs(a))
+    np.testing.assert_array_equal(host(~xp.asarray([1, -2], device=device)), [-2, 1])
+    np.testing.assert_array_equal(host(~xp.asarray([True, False], device=device)), [False, True])
+
+
+def test_reflected_operators_with_python_scalars(device):
+    a = np.array([1.0, 2.0, 4.0])
+    x = xp.asarray(a, device=device)
+    for op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.mod):
+        np.testing.assert_allclose(host(op(3, x)), op(3, a), rtol=tolerance(x.dtype))
+        np.testing.assert_allclose(host(op(x, 3)), op(a, 3), rtol=tolerance(x.dtype))
+    np.testing.assert_array_equal(host(2 < x), 2 < a)
+
+
+def test_python_scalars_take_the_arrays_dtype_and_device(device):
+    needs_dtype(device, xp.float32, xp.int8)
+    x = xp.asarray([1, 2], dtype=xp.float32, device=device)
+    assert (x + 1.5).dtype == xp.float32 and (x + 1.5).device == device
+    assert (2 * x).dtype == xp.float32
+    i = xp.asarray([1, 2], dtype=xp.int8, device=device)
+    assert (i + 1).dtype == xp.int8
+    assert (i > 1).dtype == xp.bool
+    assert (i * True).dtype == xp.int8
+    # A float scalar with an integer array gives the default float (NEP 50).
+    assert (i + 0.5).dtype == xp.result_type(xp.int8, 0.5)
+
+
+def test_a_python_scalar_out_of_the_dtypes_range_is_an_error(device):
+    needs_dtype(device, xp.uint8)
+    x = xp.asarray([1, 2], dtype=xp.uint8, device=device)
+    with pytest.raises(TypeError, match="300"):
+        x + 300
+
+
+def test_in_place_operators_rebind(device):
+    x = xp.asarray([1.0, 2.0], device=device)
+    y = x
+    x += 1
+    np.testing.assert_array_equal(host(x), [2.0, 3.0])
+    # Arrays are immutable: the old array is unchanged (documented choice).
+    np.testing.assert_array_equal(host(y), [1.0, 2.0])
+
+
+def test_matmul_operator(device):
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.arange(12.0).reshape(3, 4)
+    x, y = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    np.testing.assert_allclose(host(x @ y), a @ b)
+    with pytest.raises(TypeError):
+        x @ 2
+
+
+def test_unsupported_operands_are_type_errors(device):
+    x = xp.asarray([1.0], device=device)
+    with pytest.raises(TypeError):
+        x + "a"
+    with pytest.raises(TypeError):
+        x + [1]
+    with pytest.raises(TypeError):
+        x + 1j
+    assert (x == "a") is False
+
+
+def test_arrays_are_unhashable(device):
+    with pytest.raises(TypeError):
+        hash(xp.asarray([1], device=device))
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        0,
+        -1,
+        (1, 2),
+        slice(None),
+        slice(1, None),
+        slice(None, None, -1),
+        slice(4, 0, -2),
+        slice(10, 20),
+        (Ellipsis, 1),
+        (None, 1, Ellipsis),
+        (slice(None), None),
+        (1, slice(None, None, 2), None),
+        (),
+        Ellipsis,
+    ],
+    ids=repr,
+)
+def test_getitem_matches_numpy(device, key):
+    a = np.arange(24).reshape(4, 6)
+    got = xp.asarray(a, device=device)[key]
+    assert got.device == device
+    np.testing.assert_array_equal(host(got), a[key])
+
+
+def test_getitem_errors(device):
+    x = xp.reshape(xp.arange(6, device=device), (2, 3))
+    with pytest.raises(IndexError):
+        x[2]
+    with pytest.raises(IndexError):
+        x[0, 0, 0]
+    with pytest.raises(ValueError):
+        x[::0]
+    with pytest.raises(NotImplementedError, match="integer-array and boolean-mask"):
+        x[xp.asarray([0], device=device)]
+    with pytest.raises(NotImplementedError):
+        x[True]
+    with pytest.raises(TypeError):
+        x["a"]
+    with pytest.raises(NotImplementedError, match="immutable"):
+        x[0] = 1
+
+
+def test_python_scalar_conversions(device):
+    assert float(xp.asarray(2.5, device=device)) == 2.5
+    assert int(xp.asarray(-7, device=device)) == -7
+    assert int(xp.asarray(2.9, device=device)) == 2
+    assert bool(xp.asarray(0, device=device)) is False
+    assert complex(xp.asarray(1.5, device=device)) == 1.5 + 0j
+    assert operator.index(xp.asarray(3, device=device)) == 3
+    assert [10, 20, 30][xp.asarray(1, device=device)] == 20
+    big = xp.asarray(2**63 - 1, device=device)
+    assert int(big) == 2**63 - 1
+    with pytest.raises(TypeError):
+        operator.index(xp.asarray(1.0, device=device))
+    with pytest.raises(TypeError, match="0-d"):
+        float(xp.asarray([1.0], device=device))
+    with pytest.raises(TypeError, match="0-d"):
+        bool(xp.asarray([1.0, 2.0], device=device))
+    with pytest.raises(ValueError):
+        int(xp.asarray(float("nan"), device=device))
+    with pytest.raises(OverflowError):
+        int(xp.asarray(float("inf"), device=device))
+    with pytest.raises(TypeError):
+        len(xp.asarray(1, device=device))
+
+
+def test_to_device_moves_between_devices(device):
+    info = xp.__array_namespace_info__()
+    x = xp.asarray([1.0, 2.0], device=device)
+    assert x.to_device(device).device == device
+    for other in info.devices():
+        if "float64" not in info.dtypes(device=other):
+            continue
+        moved = x.to_device(other)
+        assert moved.device == other
+        np.testing.assert_array_equal(host(moved), [1.0, 2.0])
+    assert x.to_device(str(device)).device == device
+    with pytest.raises(ValueError, match="stream"):
+        x.to_device(device, stream=1)
+
+
+def test_reflected_power(device):
+    a = np.array([1.0, 2.0, 4.0])
+    x = xp.asarray(a, device=device)
+    np.testing.assert_allclose(host(run_or_skip(operator.pow, 3, x)), 3**a, rtol=tolerance(x.dtype))

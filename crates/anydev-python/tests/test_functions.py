@@ -1,0 +1,273 @@
+"""Namespace functions against NumPy as the independent reference."""
+
+import numpy as np
+import pytest
+
+import anydev as xp
+from conftest import host, needs_dtype, run_or_skip, tolerance
+
+FLOAT_UNARY = [
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log", "log1p", "log2",
+    "log10", "sin", "sinh", "sqrt", "tan", "tanh", "reciprocal",
+]
+NUMERIC_UNARY = ["abs", "ceil", "floor", "negative", "positive", "round", "sign", "square", "trunc"]
+PREDICATES = ["isfinite", "isinf", "isnan", "signbit"]
+NUMPY_NAMES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
+               "atanh": "arctanh", "atan2": "arctan2", "pow": "power", "bitwise_invert": "invert",
+               "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift"}
+
+# Values in every float function's domain somewhere, with the special ones.
+SPECIAL = np.array([0.5, 1.5, 3.0, -0.0, 0.0, np.inf, -np.inf, np.nan, -2.5, 1e-300, 1e300])
+
+
+def reference(name):
+    return getattr(np, NUMPY_NAMES.get(name, name))
+
+
+def check(got, expected, dtype):
+    assert got.dtype.name == str(expected.dtype) or expected.dtype == np.float64, (got.dtype, expected.dtype)
+    g = host(got)
+    np.testing.assert_allclose(g, expected.astype(g.dtype), rtol=max(tolerance(got.dtype), 1e-5 if g.dtype == np.float32 else 1e-10), equal_nan=True)
+    # -0.0 and 0.0 differ in sign where the reference says so.
+    both_zero = (g == 0) & (expected == 0)
+    np.testing.assert_array_equal(np.signbit(g[both_zero]), np.signbit(expected.astype(g.dtype)[both_zero]))
+
+
+@pytest.mark.parametrize("name", FLOAT_UNARY + NUMERIC_UNARY + PREDICATES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_unary_float_functions_match_numpy(device, name, dtype):
+    d = getattr(xp, dtype)
+    needs_dtype(device, d)
+    with np.errstate(all="ignore"):
+        a = SPECIAL.astype(dtype)
+        expected = reference(name)(a)
+    got = run_or_skip(getattr(xp, name), xp.asarray(a, device=device))
+    assert got.device == device
+    if name in PREDICATES:
+        np.testing.assert_array_equal(host(got), expected)
+    else:
+        check(got, expected, d)
+
+
+@pytest.mark.parametrize("name", NUMERIC_UNARY + ["bitwise_invert"])
+def test_unary_integer_functions_match_numpy(device, name):
+    a = np.array([-3, 0, 7, 2**40], dtype=np.int64)
+    got = run_or_skip(getattr(xp, name), xp.asarray(a, device=device))
+    np.testing.assert_array_equal(host(got), reference(name)(a))
+
+
+@pytest.mark.parametrize("name", ["atan2", "copysign", "hypot", "logaddexp", "maximum", "minimum", "nextafter",
+                                  "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow"])
+def test_binary_float_functions_match_numpy(device, name):
+    a = np.array([1.5, -2.0, 0.0, -0.0, np.inf, np.nan, 3.0])
+    b = np.array([2.0, 0.5, -1.0, 1.0, 2.0, 1.0, -np.inf])
+    with np.errstate(all="ignore"):
+        expected = reference(name)(a, b)
+    got = run_or_skip(getattr(xp, name), xp.asarray(a, device=device), xp.asarray(b, device=device))
+    check(got, expected, got.dtype)
+
+
+@pytest.mark.parametrize("name", ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                                  "logical_and", "logical_or", "logical_xor"])
+def test_comparisons_and_logic_match_numpy(device, name):
+    a = np.array([1, 0, 3, -2])
+    b = np.array([1, 2, 0, -2])
+    got = run_or_skip(getattr(xp, name), xp.asarray(a, device=device), xp.asarray(b, device=device))
+    assert got.dtype == xp.bool
+    np.testing.assert_array_equal(host(got), reference(name)(a, b))
+
+
+def test_binary_functions_take_python_scalars(device):
+    x = xp.asarray([1.0, 4.0], device=device)
+    np.testing.assert_array_equal(host(xp.add(x, 1)), [2.0, 5.0])
+    np.testing.assert_array_equal(host(xp.subtract(10, x)), [9.0, 6.0])
+    np.testing.assert_array_equal(host(xp.logical_not(xp.asarray([True, False], device=device))), [False, True])
+
+
+def test_where_and_clip(device):
+    a = np.array([-2.0, 0.5, 3.0])
+    x = xp.asarray(a, device=device)
+    np.testing.assert_array_equal(host(xp.where(x > 0, x, 0.0)), np.where(a > 0, a, 0.0))
+    np.testing.assert_array_equal(host(xp.clip(x, -1.0, 1.0)), np.clip(a, -1, 1))
+    np.testing.assert_array_equal(host(xp.clip(x, min=0.0)), np.clip(a, 0, None))
+
+
+def test_astype(device):
+    needs_dtype(device, xp.int32)
+    x = xp.asarray([1.7, -2.2], device=device)
+    y = xp.astype(x, xp.int32)
+    assert y.dtype == xp.int32 and host(y).tolist() == [1, -2]
+    with pytest.raises(TypeError):
+        xp.astype(x, "int32")
+
+
+AXES = [None, 0, 1, (0, 1), -1]
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "min", "max", "mean"])
+@pytest.mark.parametrize("axis", AXES, ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reductions_match_numpy(device, name, axis, keepdims):
+    a = np.array([[1.0, -2.0, 3.5], [4.0, 0.5, -6.0]])
+    got = run_or_skip(getattr(xp, name), xp.asarray(a, device=device), axis=axis, keepdims=keepdims)
+    expected = getattr(np, name)(a, axis=axis, keepdims=keepdims)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(host(got), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("correction", [0.0, 1.0])
+def test_var_and_std(device, name, correction):
+    a = np.array([[1.0, -2.0, 3.5], [4.0, 0.5, -6.0]])
+    got = run_or_skip(getattr(xp, name), xp.asarray(a, device=device), axis=1, correction=correction)
+    np.testing.assert_allclose(host(got), getattr(np, name)(a, axis=1, ddof=correction), rtol=1e-10)
+
+
+def test_logical_reductions_and_arg_extrema(device):
+    a = np.array([[3, 1, 4], [1, 5, 9]])
+    x = xp.asarray(a, device=device)
+    np.testing.assert_array_equal(host(xp.all(x > 0, axis=0)), np.all(a > 0, axis=0))
+    np.testing.assert_array_equal(host(xp.any(x > 4)), np.any(a > 4))
+    np.testing.assert_array_equal(host(xp.argmax(x, axis=1)), np.argmax(a, axis=1))
+    assert int(xp.argmin(x)) == int(np.argmin(a))
+    np.testing.assert_array_equal(host(xp.cumulative_sum(x, axis=1)), np.cumsum(a, axis=1))
+    np.testing.assert_array_equal(host(xp.cumulative_prod(x, axis=1, include_initial=True)),
+                                  np.concatenate([np.ones((2, 1), int), np.cumprod(a, axis=1)], axis=1))
+    assert xp.sum(x, dtype=xp.float64).dtype == xp.float64
+
+
+def test_reductions_of_empty_and_special_values(device):
+    e = xp.zeros((0,), device=device)
+    assert float(xp.sum(e)) == 0.0 and float(xp.prod(e)) == 1.0
+    n = xp.asarray([1.0, np.nan], device=device)
+    assert np.isnan(float(xp.max(n)))
+    assert float(xp.sum(xp.asarray([np.inf, 1.0], device=device))) == np.inf
+
+
+def test_sorting_and_searching(device):
+    a = np.array([3.0, -1.0, 2.0, -1.0, 7.0])
+    x = xp.asarray(a, device=device)
+    np.testing.assert_array_equal(host(xp.sort(x)), np.sort(a))
+    np.testing.assert_array_equal(host(xp.sort(x, descending=True)), np.sort(a)[::-1])
+    np.testing.assert_array_equal(host(xp.argsort(x)), np.argsort(a, kind="stable"))
+    np.testing.assert_array_equal(host(xp.unique_values(x)), np.unique(a))
+    (nz,) = xp.nonzero(x > 0)
+    np.testing.assert_array_equal(host(nz), np.nonzero(a > 0)[0])
+    s = xp.sort(x)
+    v = xp.asarray([0.0, 2.0, 10.0], device=device)
+    np.testing.assert_array_equal(host(xp.searchsorted(s, v)), np.searchsorted(np.sort(a), [0.0, 2.0, 10.0]))
+    np.testing.assert_array_equal(host(xp.searchsorted(s, v, side="right")),
+                                  np.searchsorted(np.sort(a), [0.0, 2.0, 10.0], side="right"))
+    np.testing.assert_array_equal(host(xp.searchsorted(x, v, sorter=xp.argsort(x))),
+                                  np.searchsorted(a, [0.0, 2.0, 10.0], sorter=np.argsort(a, kind="stable")))
+    idx = xp.asarray([4, 0], device=device)
+    np.testing.assert_array_equal(host(xp.take(x, idx)), a[[4, 0]])
+    with pytest.raises(ValueError):
+        xp.searchsorted(s, v, side="middle")
+
+
+def test_manipulation_matches_numpy(device):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = xp.asarray(a, device=device)
+    cases = [
+        (xp.reshape(x, (4, -1)), a.reshape(4, -1)),
+        (xp.permute_dims(x, (2, 0, 1)), a.transpose(2, 0, 1)),
+        (xp.matrix_transpose(x), np.swapaxes(a, -1, -2)),
+        (xp.expand_dims(x, axis=1), np.expand_dims(a, 1)),
+        (xp.squeeze(xp.expand_dims(x, axis=0), axis=0), a),
+        (xp.flip(x), np.flip(a)),
+        (xp.flip(x, axis=(0, 2)), np.flip(a, axis=(0, 2))),
+        (xp.roll(x, 2), np.roll(a, 2)),
+        (xp.roll(x, (1, -1), axis=(0, 2)), np.roll(a, (1, -1), axis=(0, 2))),
+        (xp.concat([x, x], axis=1), np.concatenate([a, a], axis=1)),
+        (xp.concat([x, x], axis=None), np.concatenate([a, a], axis=None)),
+        (xp.stack([x, x], axis=-1), np.stack([a, a], axis=-1)),
+        (xp.broadcast_to(xp.asarray([1.0, 2.0], device=device), (3, 2)), np.broadcast_to([1.0, 2.0], (3, 2))),
+        (xp.tile(x, (1, 2, 1)), np.tile(a, (1, 2, 1))),
+        (xp.repeat(x, 2, axis=1), np.repeat(a, 2, axis=1)),
+        (xp.repeat(x, xp.asarray([1, 0, 2], device=device), axis=1), np.repeat(a, [1, 0, 2], axis=1)),
+        (xp.moveaxis(x, 0, -1), np.moveaxis(a, 0, -1)),
+        (xp.tril(x[0]), np.tril(a[0])),
+        (xp.triu(x[0], k=1), np.triu(a[0], k=1)),
+    ]
+    for got, expected in cases:
+        assert got.device == device
+        np.testing.assert_array_equal(host(got), expected)
+    p, q = xp.broadcast_arrays(xp.asarray([[1.0], [2.0]], device=device), xp.asarray([3.0, 4.0, 5.0], device=device))
+    assert p.shape == q.shape == (2, 3)
+    with pytest.raises(ValueError):
+        xp.reshape(x, (5, -1))
+    with pytest.raises(ValueError, match="copy"):
+        xp.reshape(xp.permute_dims(x, (2, 0, 1)), (-1,), copy=False)
+
+
+def test_linear_algebra_matches_numpy(device):
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.arange(12.0).reshape(3, 4)
+    x, y = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    np.testing.assert_allclose(host(xp.matmul(x, y)), a @ b)
+    np.testing.assert_allclose(host(xp.tensordot(x, y, axes=1)), np.tensordot(a, b, axes=1))
+    np.testing.assert_allclose(host(xp.tensordot(x, y, axes=([1], [0]))), np.tensordot(a, b, axes=([1], [0])))
+    np.testing.assert_allclose(host(xp.vecdot(x, x)), np.sum(a * a, axis=-1))
+    with pytest.raises(ValueError):
+        xp.matmul(y, y)
+
+
+def test_creation_functions(device):
+    cases = [
+        (xp.zeros((2, 3), device=device), np.zeros((2, 3))),
+        (xp.ones(4, dtype=xp.int64, device=device), np.ones(4, dtype=np.int64)),
+        (xp.full((2,), 7, device=device), np.full((2,), 7)),
+        (xp.full((2,), 2.5, device=device), np.full((2,), 2.5)),
+        (xp.arange(5, device=device), np.arange(5)),
+        (xp.arange(1, 10, 3, device=device), np.arange(1, 10, 3)),
+        (xp.arange(0.0, 1.0, 0.25, device=device), np.arange(0.0, 1.0, 0.25)),
+        (xp.eye(3, 4, k=1, device=device), np.eye(3, 4, k=1)),
+        (xp.linspace(0.0, 1.0, 5, device=device), np.linspace(0.0, 1.0, 5)),
+        (xp.linspace(0.0, 1.0, 4, endpoint=False, device=device), np.linspace(0.0, 1.0, 4, endpoint=False)),
+        (xp.asarray([[1, 2], [3, 4]], device=device), np.array([[1, 2], [3, 4]])),
+        (xp.asarray([True, False], device=device), np.array([True, False])),
+        (xp.asarray([], device=device), np.array([])),
+        (xp.asarray(((1.5,),), device=device), np.array([[1.5]])),
+    ]
+    for got, expected in cases:
+        assert got.device == device and got.shape == expected.shape
+        np.testing.assert_allclose(host(got), expected)
+    x = xp.asarray([[1, 2], [3, 4]], dtype=xp.int64, device=device)
+    for like, value in ((xp.zeros_like, 0), (xp.ones_like, 1)):
+        y = like(x)
+        assert (y.dtype, y.device, host(y).tolist()) == (x.dtype, device, [[value] * 2] * 2)
+    assert host(xp.full_like(x, 9)).tolist() == [[9, 9], [9, 9]]
+    assert xp.empty((2, 2), device=device).shape == (2, 2)
+    assert xp.empty_like(x).dtype == xp.int64
+    g1, g2 = xp.meshgrid(xp.arange(3, device=device), xp.arange(2, device=device))
+    n1, n2 = np.meshgrid(np.arange(3), np.arange(2))
+    np.testing.assert_array_equal(host(g1), n1)
+    np.testing.assert_array_equal(host(g2), n2)
+
+
+def test_bad_creation_arguments(device):
+    with pytest.raises(ValueError, match="ragged"):
+        xp.asarray([[1, 2], [3]], device=device)
+    with pytest.raises(ValueError, match="ragged"):
+        xp.asarray([[1, 2], 3], device=device)
+    with pytest.raises(TypeError):
+        xp.asarray(["a"], device=device)
+    with pytest.raises(TypeError):
+        xp.asarray(object(), device=device)
+    with pytest.raises(ValueError, match="negative"):
+        xp.zeros((-1,), device=device)
+    with pytest.raises(TypeError):
+        xp.zeros("3", device=device)
+    with pytest.raises(TypeError):
+        xp.full((2,), "x", device=device)
+    with pytest.raises(TypeError):
+        xp.zeros(2, dtype="float32", device=device)
+    with pytest.raises(ValueError):
+        xp.arange(0, 10, 0, device=device)
+    with pytest.raises(ValueError):
+        xp.meshgrid(xp.arange(2, device=device), indexing="ji")
+    with pytest.raises(TypeError):
+        xp.sum([1, 2])
+    with pytest.raises(ValueError):
+        xp.asarray(1.5, device=device, copy=False)
