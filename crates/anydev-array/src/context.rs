@@ -8,6 +8,8 @@
 //! installed with [`with_runtime`] / [`RuntimeGuard`] (tests build runtimes
 //! with fake backends that way).
 
+use crate::defaults::DefaultDTypes;
+use crate::promote::Weak;
 use anydev_core::capability::keys;
 use anydev_core::memory::MemoryKind;
 use anydev_core::reach::Reach;
@@ -213,13 +215,30 @@ impl DeviceCtx {
         }
     }
 
+    /// The device's default dtypes (design section 14).
+    pub fn default_dtypes(&self) -> DefaultDTypes {
+        DefaultDTypes::for_device_holding(|d| self.check_dtype(d).is_ok())
+    }
+
     /// The device's default float dtype: `f64`, or `f32` on a device
-    /// without `f64` (design section 14).
+    /// without `f64`.
     pub fn default_float(&self) -> DType {
-        if self.check_dtype(DType::F64).is_ok() {
-            DType::F64
-        } else {
-            DType::F32
+        self.default_dtypes().real_floating
+    }
+
+    /// The device's default integer dtype: `i64`, or `i32` on a device
+    /// without `i64`.
+    pub fn default_int(&self) -> DType {
+        self.default_dtypes().integral
+    }
+
+    /// The dtype a Rust or Python scalar has on its own on this device:
+    /// `bool`, or the device's default integer or float.
+    pub fn natural_dtype(&self, value: Weak) -> DType {
+        match value {
+            Weak::Bool(_) => DType::Bool,
+            Weak::Int(_) => self.default_int(),
+            Weak::Float(_) => self.default_float(),
         }
     }
 

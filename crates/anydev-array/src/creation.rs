@@ -6,7 +6,7 @@
 use crate::array::Array;
 use crate::context::{creation_ctx, DeviceCtx};
 use crate::dispatch::{alloc, execute, same_device};
-use crate::promote::{self, Weak, DEFAULT_FLOAT, DEFAULT_INT};
+use crate::promote::{self, Weak};
 use anydev_core::ops::Op;
 use anydev_core::{DType, Device, Error, Result, Scalar};
 use std::sync::Arc;
@@ -82,37 +82,31 @@ fn fill_value(value: Weak, dtype: DType) -> Result<Scalar> {
 }
 
 /// An array of `shape` filled with `value`; without a dtype, the value's
-/// own (`bool`, `i64` or `f64`).
+/// own on the target device (`bool`, or the device's default integer or
+/// float: [`crate::default_dtypes`]).
 pub fn full(shape: &[usize], value: impl Into<Weak>, spec: impl Into<Spec>) -> Result<Array> {
     let (value, spec) = (value.into(), spec.into());
-    let dtype = spec.dtype.unwrap_or(value.natural_dtype());
-    filled(&creation_ctx(spec.device)?, dtype, shape, fill_value(value, dtype)?)
+    let ctx = creation_ctx(spec.device)?;
+    let dtype = spec.dtype.unwrap_or(ctx.natural_dtype(value));
+    filled(&ctx, dtype, shape, fill_value(value, dtype)?)
 }
 
-/// Zeros (default dtype `f64`).
+/// Zeros (default dtype: the device's default float).
 pub fn zeros(shape: &[usize], spec: impl Into<Spec>) -> Result<Array> {
-    let spec = spec.into();
-    full(
-        shape,
-        0.0,
-        Spec::new(Some(spec.dtype.unwrap_or(DEFAULT_FLOAT)), spec.device),
-    )
+    full(shape, 0.0, spec)
 }
 
-/// Ones (default dtype `f64`).
+/// Ones (default dtype: the device's default float).
 pub fn ones(shape: &[usize], spec: impl Into<Spec>) -> Result<Array> {
-    let spec = spec.into();
-    full(
-        shape,
-        1.0,
-        Spec::new(Some(spec.dtype.unwrap_or(DEFAULT_FLOAT)), spec.device),
-    )
+    full(shape, 1.0, spec)
 }
 
-/// An array whose contents are unspecified (default dtype `f64`).
+/// An array whose contents are unspecified (default dtype: the device's
+/// default float).
 pub fn empty(shape: &[usize], spec: impl Into<Spec>) -> Result<Array> {
     let spec = spec.into();
-    alloc(&creation_ctx(spec.device)?, spec.dtype.unwrap_or(DEFAULT_FLOAT), shape)
+    let ctx = creation_ctx(spec.device)?;
+    alloc(&ctx, spec.dtype.unwrap_or(ctx.default_float()), shape)
 }
 
 /// [`full`] with `x`'s shape, dtype and device unless `spec` overrides them.
@@ -149,7 +143,8 @@ pub(crate) fn arange_on(ctx: &Arc<DeviceCtx>, dtype: DType, n: usize, start: f64
 }
 
 /// Values from `start` up to (excluding) `stop` by `step`. Without a dtype,
-/// `i64` when all three are integers, else `f64`. Values are computed in
+/// the device's default integer when all three are integers, else its
+/// default float. Values are computed in
 /// `f64`, so integers beyond 2^53 lose precision.
 pub fn arange(
     start: impl Into<Weak>,
@@ -182,28 +177,28 @@ pub fn arange(
     if n >= usize::MAX as f64 {
         return Err(Error::invalid_argument("arange", format!("{n} elements are too many")));
     }
+    let ctx = creation_ctx(spec.device)?;
     let all_int = [start, stop, step].iter().all(|w| !matches!(w, Weak::Float(_)));
-    let dtype = spec.dtype.unwrap_or(if all_int { DEFAULT_INT } else { DEFAULT_FLOAT });
-    arange_on(
-        &creation_ctx(spec.device)?,
-        dtype,
-        n as usize,
-        start.as_f64(),
-        step.as_f64(),
-    )
+    let dtype = spec.dtype.unwrap_or(if all_int {
+        ctx.default_int()
+    } else {
+        ctx.default_float()
+    });
+    arange_on(&ctx, dtype, n as usize, start.as_f64(), step.as_f64())
 }
 
 /// `num` evenly spaced values from `start` to `stop` (included when
-/// `endpoint`; then the last value is exactly `stop`). Default dtype `f64`.
+/// `endpoint`; then the last value is exactly `stop`). Default dtype: the
+/// device's default float.
 ///
 /// With an integer dtype the values are computed in the device's default
 /// float and floored, as NumPy does; a value outside the dtype's range is
 /// an error rather than NumPy's silent wrap-around (`docs/semantics.md`).
 pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl Into<Spec>) -> Result<Array> {
     let spec = spec.into();
-    let dtype = spec.dtype.unwrap_or(DEFAULT_FLOAT);
+    let ctx = creation_ctx(spec.device)?;
+    let dtype = spec.dtype.unwrap_or(ctx.default_float());
     if dtype.is_integer() {
-        let ctx = creation_ctx(spec.device)?;
         // The values run monotonically from start towards stop: checking
         // both ends (floored) checks them all.
         let (lo, hi) = (promote::dtype_limit(dtype, false), promote::dtype_limit(dtype, true));
@@ -222,7 +217,6 @@ pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl In
     } else {
         (stop - start) / intervals as f64
     };
-    let ctx = creation_ctx(spec.device)?;
     let out = arange_on(&ctx, dtype, num, start, step)?;
     if endpoint && num > 1 {
         let last = out.slice(&[crate::SliceArg::from((num - 1) as isize..)])?;
@@ -237,12 +231,13 @@ pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl In
     Ok(out)
 }
 
-/// The `n_rows x n_cols` matrix with ones on diagonal `k` (default dtype `f64`).
+/// The `n_rows x n_cols` matrix with ones on diagonal `k` (default dtype:
+/// the device's default float).
 pub fn eye(n_rows: usize, n_cols: Option<usize>, k: isize, spec: impl Into<Spec>) -> Result<Array> {
     let spec = spec.into();
     let ctx = creation_ctx(spec.device)?;
     let mask = diagonal_offsets(&ctx, n_rows, n_cols.unwrap_or(n_rows))?.equal(k as i64)?;
-    mask.astype(spec.dtype.unwrap_or(DEFAULT_FLOAT))
+    mask.astype(spec.dtype.unwrap_or(ctx.default_float()))
 }
 
 /// The `rows x cols` matrix of `j - i` (`i64`), from which triangle and

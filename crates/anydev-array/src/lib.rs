@@ -35,6 +35,7 @@ pub mod backends;
 mod compare;
 mod context;
 mod creation;
+mod defaults;
 mod dispatch;
 mod element;
 mod elementwise;
@@ -57,6 +58,7 @@ pub use creation::{
     arange, empty, empty_like, eye, full, full_like, linspace, meshgrid, ones, ones_like, tril, triu, zeros,
     zeros_like, Indexing, Spec,
 };
+pub use defaults::{default_dtypes, DefaultDTypes};
 pub use dispatch::{Arg, IntoArg};
 pub use element::Element;
 pub use elementwise::*;

@@ -21,11 +21,13 @@ use anydev_core::{DType, Error, Result, Scalar};
 use anydev_ops::DTypeKind;
 use half::{bf16, f16};
 
-/// The default floating-point dtype (creation without a dtype, float
-/// scalars meeting integer arrays, `mean` of integers).
+/// The default floating-point dtype of a device that holds every dtype
+/// (float scalars meeting integer arrays, `mean` of integers); a device
+/// narrows it to what it holds ([`crate::default_dtypes`]).
 pub const DEFAULT_FLOAT: DType = DType::F64;
 
-/// The default integer dtype (`arange` of integers, `sum` of signed integers).
+/// The default integer dtype of a device that holds every dtype (`sum` of
+/// signed integers); a device narrows it to what it holds.
 pub const DEFAULT_INT: DType = DType::I64;
 
 /// The dtype two arrays of dtypes `a` and `b` promote to.

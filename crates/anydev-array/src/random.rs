@@ -7,7 +7,6 @@ use crate::array::Array;
 use crate::context::creation_ctx;
 use crate::creation::Spec;
 use crate::dispatch::{alloc, execute};
-use crate::promote::DEFAULT_FLOAT;
 use anydev_core::ops::{Distribution, Op};
 use anydev_core::random::Generator;
 use anydev_core::{Error, Result};
@@ -21,7 +20,8 @@ pub fn manual_seed(seed: u64) {
 }
 
 fn random(op: &str, shape: &[usize], dist: Distribution, spec: Spec) -> Result<Array> {
-    let dtype = spec.dtype.unwrap_or(DEFAULT_FLOAT);
+    let ctx = creation_ctx(spec.device)?;
+    let dtype = spec.dtype.unwrap_or(ctx.default_float());
     if !dtype.is_float() {
         return Err(Error::InvalidDType {
             op: op.into(),
@@ -29,7 +29,6 @@ fn random(op: &str, shape: &[usize], dist: Distribution, spec: Spec) -> Result<A
             reason: "random numbers are drawn in floating-point dtypes; astype the result for integers".into(),
         });
     }
-    let ctx = creation_ctx(spec.device)?;
     let out = alloc(&ctx, dtype, shape)?;
     let (seed, counter) = GENERATOR.reserve(out.size() as u64);
     execute(
@@ -44,7 +43,7 @@ fn random(op: &str, shape: &[usize], dist: Distribution, spec: Spec) -> Result<A
     Ok(out)
 }
 
-/// Uniform numbers on `[low, high)` (default dtype `f64`).
+/// Uniform numbers on `[low, high)` (default dtype: the device's default float).
 pub fn random_uniform(shape: &[usize], low: f64, high: f64, spec: impl Into<Spec>) -> Result<Array> {
     if !(low.is_finite() && high.is_finite() && low < high) {
         return Err(Error::invalid_argument(
@@ -60,7 +59,7 @@ pub fn random_uniform(shape: &[usize], low: f64, high: f64, spec: impl Into<Spec
     )
 }
 
-/// Normal numbers with `mean` and standard deviation `std` (default dtype `f64`).
+/// Normal numbers with `mean` and standard deviation `std` (default dtype: the device's default float).
 pub fn random_normal(shape: &[usize], mean: f64, std: f64, spec: impl Into<Spec>) -> Result<Array> {
     if !(mean.is_finite() && std.is_finite() && std >= 0.0) {
         return Err(Error::invalid_argument(

@@ -43,8 +43,30 @@ pub struct DeviceReport {
     /// The kinds the device allocates, native first.
     pub memory_kinds: Vec<anydev::MemoryKind>,
     pub capabilities: anydev::Capabilities,
+    /// What creation uses on this device without a dtype (design section
+    /// 14); `None` when the capabilities are unknown.
+    pub default_dtypes: Option<DefaultDTypesReport>,
     /// Set when the backend could not describe this device.
     pub error: Option<String>,
+}
+
+/// [`anydev::DefaultDTypes`] by name, as the Array API's
+/// `default_dtypes(device=)` reports them.
+#[derive(Debug, Serialize)]
+pub struct DefaultDTypesReport {
+    pub real_floating: String,
+    pub integral: String,
+    pub indexing: String,
+}
+
+impl From<anydev::DefaultDTypes> for DefaultDTypesReport {
+    fn from(d: anydev::DefaultDTypes) -> DefaultDTypesReport {
+        DefaultDTypesReport {
+            real_floating: d.real_floating.to_string(),
+            integral: d.integral.to_string(),
+            indexing: d.indexing.to_string(),
+        }
+    }
 }
 
 impl Report {
@@ -153,6 +175,10 @@ fn describe(runtime: &Runtime, device: anydev::Device) -> DeviceReport {
     .map(ToString::to_string)
     .next();
     let properties = properties.unwrap_or_default();
+    let default_dtypes = capabilities
+        .as_ref()
+        .ok()
+        .map(|c| anydev::DefaultDTypes::for_device_holding(|d| c.supports_dtype(d)).into());
     DeviceReport {
         device: device.to_string(),
         name: properties.name,
@@ -163,6 +189,7 @@ fn describe(runtime: &Runtime, device: anydev::Device) -> DeviceReport {
         memory_in_use_bytes: memory.map(|m| m.in_use).unwrap_or_default(),
         memory_kinds,
         capabilities: capabilities.unwrap_or_default(),
+        default_dtypes,
         error,
     }
 }
@@ -195,6 +222,13 @@ fn write_device(out: &mut String, d: &DeviceReport) {
     let _ = writeln!(out, "             {}", caps.join(" "));
     let kinds: Vec<String> = d.memory_kinds.iter().map(ToString::to_string).collect();
     let _ = writeln!(out, "             memory kinds: {}", kinds.join(", "));
+    if let Some(t) = &d.default_dtypes {
+        let _ = writeln!(
+            out,
+            "             default dtypes: {} (real), {} (integral), {} (indexing)",
+            t.real_floating, t.integral, t.indexing
+        );
+    }
     if let Some(e) = &d.error {
         let _ = writeln!(out, "             error: {e}");
     }
@@ -248,6 +282,11 @@ mod tests {
         assert_eq!(cpu["devices"][0]["device"], "cpu:0");
         assert!(cpu["devices"][0]["memory_bytes"].as_u64().unwrap() > 0);
         assert_eq!(cpu["devices"][0]["capabilities"]["f64"], true);
+        let defaults = &cpu["devices"][0]["default_dtypes"];
+        assert_eq!(
+            (&defaults["real_floating"], &defaults["integral"], &defaults["indexing"]),
+            (&"f64".into(), &"i64".into(), &"i64".into())
+        );
         let broken = &backends[1];
         assert_eq!(broken["status"], "failed");
         assert_eq!(broken["reason"], "bad firmware");

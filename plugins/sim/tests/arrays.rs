@@ -121,6 +121,40 @@ fn sim_out_of_memory_spares_the_other_sim_and_the_cpu() {
     });
 }
 
+/// Design section 14: on a device without f64 the defaults are f32, so
+/// code written without dtypes runs there unchanged (before, `zeros(shape)`
+/// failed on its first line).
+#[test]
+fn a_device_without_f64_defaults_to_f32() {
+    ad::with_runtime(runtime("no-f64", r#"{"refuse_dtypes": ["f64"]}"#), || {
+        let sim = dev("sim:0");
+        let defaults = ad::default_dtypes(Some(sim)).unwrap();
+        assert_eq!((defaults.real_floating, defaults.integral), (DType::F32, DType::I64));
+        assert_eq!(
+            ad::default_dtypes(Some(dev("cpu:0"))).unwrap().real_floating,
+            DType::F64
+        );
+        for x in [
+            ad::zeros(&[3], sim).unwrap(),
+            ad::full(&[3], 0.5, sim).unwrap(),
+            ad::linspace(0.0, 1.0, 3, true, sim).unwrap(),
+            ad::eye(2, None, 0, sim).unwrap(),
+            with_device(sim, || ad::ones(&[2], ())).unwrap(),
+        ] {
+            assert_eq!((x.dtype(), x.device()), (DType::F32, sim));
+        }
+        // Integers meeting float functions land on the device's floats.
+        let ints = ad::arange(0, 4, 1, sim).unwrap();
+        assert_eq!(ints.dtype(), DType::I64);
+        let mean = ad::mean(&ints, ad::ALL, false).unwrap();
+        assert_eq!((mean.dtype(), mean.to_scalar::<f32>().unwrap()), (DType::F32, 1.5));
+        let half = ints.divide(2).unwrap();
+        assert_eq!(half.to_vec::<f32>().unwrap(), [0.0, 0.5, 1.0, 1.5]);
+        let scaled = ints.multiply(0.5).unwrap();
+        assert_eq!(scaled.to_vec::<f32>().unwrap(), [0.0, 0.5, 1.0, 1.5]);
+    });
+}
+
 #[test]
 fn a_refused_dtype_is_an_error_on_the_sim_only() {
     ad::with_runtime(runtime("refuse", r#"{"refuse_dtypes": ["f64"]}"#), || {

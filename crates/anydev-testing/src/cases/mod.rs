@@ -4,6 +4,7 @@
 
 mod abi;
 pub mod accuracy;
+mod defaults;
 mod elementwise;
 mod errors;
 mod limits;
@@ -30,6 +31,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(math_trig::cases());
     cases.extend(limits::cases());
     cases.extend(placement::cases());
+    cases.extend(defaults::cases());
     cases.extend(errors::cases());
     cases.extend(abi::cases());
     cases
