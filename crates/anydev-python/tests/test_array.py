@@ -237,3 +237,10 @@ def test_reflected_power(device):
     a = np.array([1.0, 2.0, 4.0])
     x = xp.asarray(a, device=device)
     np.testing.assert_allclose(host(run_or_skip(operator.pow, 3, x)), 3**a, rtol=tolerance(x.dtype))
+
+
+def test_array_namespace_checks_the_api_version(device):
+    x = xp.asarray([1], device=device)
+    assert x.__array_namespace__(api_version="2025.12") is xp
+    with pytest.raises(ValueError, match="2025.12"):
+        x.__array_namespace__(api_version="2021.12")

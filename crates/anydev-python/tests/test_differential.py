@@ -1,0 +1,137 @@
+"""Differential tests with hypothesis: every elementwise function and
+operator on random arrays (0-d and empty shapes, NaN, ±inf, -0.0 included)
+against array-api-strict, the standard's reference implementation, on
+every device. Results must have strict's dtype and shape and agree within
+a few ulps (docs/accuracy.md: anydev's kernels promise 1-2 ulps, NumPy's
+libm a few)."""
+
+import array_api_strict as xs
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import anydev as xp
+from conftest import host, needs_dtype, run_or_skip
+
+FLOAT_UNARY = [
+    "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "exp", "expm1", "floor",
+    "isfinite", "isinf", "isnan", "log", "log1p", "log2", "log10", "negative", "positive", "reciprocal", "round",
+    "sign", "signbit", "sin", "sinh", "square", "sqrt", "tan", "tanh", "trunc",
+]
+FLOAT_BINARY = [
+    "add", "atan2", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal", "hypot", "less",
+    "less_equal", "logaddexp", "maximum", "minimum", "multiply", "nextafter", "not_equal", "pow", "remainder",
+    "subtract",
+]
+INT_UNARY = ["abs", "bitwise_invert", "negative", "positive", "sign", "square"]
+INT_BINARY = [
+    "add", "bitwise_and", "bitwise_or", "bitwise_xor", "equal", "greater", "less", "maximum", "minimum",
+    "multiply", "not_equal", "subtract",
+]
+# Functions whose bound is looser than a few ulps somewhere (docs/accuracy.md).
+ULPS = {"logaddexp": 64, "tan": 8, "pow": 8}
+
+SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0]
+shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
+
+SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def float_arrays(dtype, shape=shapes):
+    width = 32 if dtype == "float32" else 64
+    elements = st.floats(-50, 50, width=width) | st.sampled_from(SPECIALS)
+    return hnp.arrays(dtype, shape, elements=elements)
+
+
+def int_arrays(shape=shapes):
+    return hnp.arrays("int64", shape, elements=st.integers(-(2**31), 2**31))
+
+
+def strict(name, *arrays):
+    with np.errstate(all="ignore"):
+        return np.asarray(getattr(xs, name)(*[xs.asarray(a) for a in arrays]))
+
+
+def close(got, expected, ulps):
+    """Equal dtype, shape and values (NaN where NaN) within ``ulps``."""
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, expected.dtype)
+    if got.dtype.kind != "f":
+        np.testing.assert_array_equal(got, expected)
+        return
+    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+    with np.errstate(all="ignore"):
+        scale = np.spacing(np.maximum(np.abs(got), np.abs(expected)).astype(got.dtype))
+        near = np.isfinite(got) & np.isfinite(expected) & (np.abs(got - expected) <= ulps * scale)
+    bad = ~(same | near)
+    assert not bad.any(), f"got {got[bad]} expected {expected[bad]}"
+
+
+def run(device, name, *arrays):
+    got = run_or_skip(getattr(xp, name), *[xp.asarray(a, device=device) for a in arrays])
+    assert got.device == device
+    close(host(got), strict(name, *arrays), ULPS.get(name, 4))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", FLOAT_UNARY)
+def test_float_unary(device, name, dtype):
+    needs_dtype(device, getattr(xp, dtype))
+
+    @SETTINGS
+    @given(a=float_arrays(dtype))
+    def check(a):
+        run(device, name, a)
+
+    check()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", FLOAT_BINARY)
+def test_float_binary(device, name, dtype):
+    needs_dtype(device, getattr(xp, dtype))
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data):
+        shape = data.draw(shapes)
+        # Broadcasting: the second operand drops leading axes or has ones.
+        other = data.draw(st.sampled_from([shape, shape[1:], tuple(1 for _ in shape)]))
+        run(device, name, data.draw(float_arrays(dtype, shape)), data.draw(float_arrays(dtype, other)))
+
+    check()
+
+
+@pytest.mark.parametrize("name", INT_UNARY)
+def test_integer_unary(device, name):
+    @SETTINGS
+    @given(a=int_arrays())
+    def check(a):
+        run(device, name, a)
+
+    check()
+
+
+@pytest.mark.parametrize("name", INT_BINARY)
+def test_integer_binary(device, name):
+    @SETTINGS
+    @given(data=st.data())
+    def check(data):
+        shape = data.draw(shapes)
+        run(device, name, data.draw(int_arrays(shape)), data.draw(int_arrays(shape)))
+
+    check()
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean"])
+def test_reductions(device, name):
+    @SETTINGS
+    @given(a=float_arrays("float64", hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)))
+    def check(a):
+        got = host(getattr(xp, name)(xp.asarray(a, device=device), axis=-1))
+        with np.errstate(all="ignore"):
+            expected = np.asarray(getattr(xs, name)(xs.asarray(a), axis=-1))
+        close(got, expected, 4 * a.shape[-1])
+
+    check()
