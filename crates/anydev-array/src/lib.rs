@@ -46,6 +46,7 @@ pub mod promote;
 mod random;
 mod reduce;
 mod search;
+mod sets;
 pub mod shape;
 mod slice;
 mod transfer;
@@ -64,13 +65,15 @@ pub use element::Element;
 pub use elementwise::*;
 pub use format::{EDGE_ITEMS, SUMMARY_THRESHOLD};
 pub use linalg::{matmul, tensordot, vecdot, TensordotAxes};
-pub use manipulation::{broadcast_arrays, concat, repeat, roll, stack, tile, Repeats};
+pub use manipulation::{broadcast_arrays, concat, diff, repeat, roll, stack, tile, unstack, Repeats};
 pub use promote::{result_type, Weak, DEFAULT_FLOAT, DEFAULT_INT};
 pub use random::{manual_seed, random_normal, random_uniform};
 pub use reduce::{
-    all, any, argmax, argmin, cumulative_prod, cumulative_sum, logsumexp, max, mean, min, prod, std, sum, var,
+    all, any, argmax, argmin, count_nonzero, cumulative_prod, cumulative_sum, logsumexp, max, mean, min, prod, std,
+    sum, var,
 };
-pub use search::{argsort, nonzero, searchsorted, sort, take, unique_values, Order, Side};
+pub use search::{argsort, nonzero, searchsorted, sort, take, take_along_axis, unique_values, Order, Side};
+pub use sets::{isin, unique_all, unique_counts, unique_inverse, Unique};
 pub use slice::SliceArg;
 pub use view::{Axes, ALL};
 

@@ -250,6 +250,33 @@ pub fn repeat<'a>(x: &Array, repeats: impl Into<Repeats<'a>>, axis: Option<isize
     crate::search::take_checked(&x, &indices, axis)
 }
 
+/// `n`-th discrete difference along `axis` (`x[1:] - x[:-1]`, `n` times;
+/// `!=` for `bool`, as NumPy does). An axis shorter than `n + 1` gives an
+/// empty result.
+pub fn diff(x: &Array, axis: isize, n: usize) -> Result<Array> {
+    let axis = normalize_axis("diff", axis, x.ndim())?;
+    let mut out = x.clone();
+    for _ in 0..n {
+        let len = out.shape()[axis] as isize;
+        let later = out.slice(&along(axis, out.ndim(), SliceArg::from(len.min(1)..)))?;
+        let earlier = out.slice(&along(axis, out.ndim(), SliceArg::from(..(len - 1).max(0))))?;
+        out = if out.dtype() == DType::Bool {
+            later.not_equal(&earlier)?
+        } else {
+            later.subtract(&earlier)?
+        };
+    }
+    Ok(out)
+}
+
+/// The slices of `x` along `axis`, as views (the standard's `unstack`).
+pub fn unstack(x: &Array, axis: isize) -> Result<Vec<Array>> {
+    let axis = normalize_axis("unstack", axis, x.ndim())?;
+    (0..x.shape()[axis] as isize)
+        .map(|i| x.slice(&along(axis, x.ndim(), SliceArg::Index(i))))
+        .collect()
+}
+
 /// The arrays broadcast against each other (views).
 pub fn broadcast_arrays(arrays: &[&Array]) -> Result<Vec<Array>> {
     same_device("broadcast_arrays", arrays)?;

@@ -90,6 +90,12 @@ pub fn sum(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
     )
 }
 
+/// How many elements are non-zero over `axes` (NaN is non-zero), in the
+/// device's default integer dtype.
+pub fn count_nonzero(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
+    sum(&x.astype(DType::Bool)?, axes, keepdims)?.astype(x.ctx().default_int())
+}
+
 pub fn prod(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
     let axes = axes_of("prod", x, axes.into())?;
     reduce_primitive(

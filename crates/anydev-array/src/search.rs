@@ -1,11 +1,11 @@
 //! Sorting and searching: `sort`, `argsort`, `searchsorted`, `take`,
-//! `nonzero`, `unique_values`.
+//! `take_along_axis`, `nonzero`, `unique_values`.
 
 use crate::array::Array;
 use crate::dispatch::{alloc, execute, same_device};
 use crate::manipulation::along;
 use crate::promote::result_type;
-use crate::shape::normalize_axis;
+use crate::shape::{broadcast_shapes, normalize_axis, Dims};
 use crate::slice::SliceArg;
 use anydev_core::ops::Op;
 use anydev_core::{DType, Error, Result};
@@ -139,6 +139,66 @@ pub fn take(x: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
         indices
     };
     take_checked(x, indices, axis)
+}
+
+/// Elements of `x` picked along `axis` by `indices`, an integer array of
+/// `x`'s rank (the standard's `take_along_axis`): `out[..., i, ...] =
+/// x[..., indices[..., i, ...], ...]`. The other axes broadcast; negative
+/// indices count from the end; one out of range is an error.
+pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Result<Array> {
+    let op = "take_along_axis";
+    let ctx = same_device(op, &[x, indices])?;
+    if !indices.dtype().is_integer() {
+        return Err(Error::InvalidDType {
+            op: op.into(),
+            dtype: indices.dtype(),
+            reason: "indices must be integers".into(),
+        });
+    }
+    if indices.ndim() != x.ndim() {
+        return Err(Error::invalid_argument(
+            op,
+            format!(
+                "x and indices must have the same number of dimensions, got shapes {:?} and {:?}",
+                x.shape(),
+                indices.shape()
+            ),
+        ));
+    }
+    let axis = normalize_axis(op, axis, x.ndim())?;
+    let len = x.shape()[axis];
+    let mut x_rest: Dims = x.shape().into();
+    let mut i_rest: Dims = indices.shape().into();
+    (x_rest[axis], i_rest[axis]) = (1, 1);
+    let mut out_shape = broadcast_shapes(op, &[&x_rest, &i_rest])?;
+    let mut src_shape = out_shape.clone();
+    (src_shape[axis], out_shape[axis]) = (len, indices.shape()[axis]);
+    let idx = indices.broadcast_to(&out_shape)?.astype(DType::I64)?;
+    if idx.size() > 0 {
+        let bad = |v: i64| v < -(len as i64) || v >= len as i64;
+        for extreme in [
+            crate::min(&idx, crate::ALL, false)?,
+            crate::max(&idx, crate::ALL, false)?,
+        ] {
+            let v = extreme.to_scalar::<i64>()?;
+            if bad(v) {
+                return Err(Error::IndexOutOfBounds {
+                    op: op.into(),
+                    index: v,
+                    len,
+                });
+            }
+        }
+    }
+    let idx = crate::where_(&idx.less(0)?, &idx.add(len as i64)?, &idx)?;
+    // Positions in the contiguous broadcast source: the offset of each
+    // line (its axis coordinate 0) plus the index times the axis stride.
+    let src = x.broadcast_to(&src_shape)?.as_contiguous()?;
+    let stride: usize = src_shape[axis + 1..].iter().product();
+    let offsets = crate::arange(0, src.size() as i64, 1, (DType::I64, ctx.device))?.reshape_to(&src_shape)?;
+    let line_starts = offsets.slice(&along(axis, src.ndim(), SliceArg::from(0..1)))?;
+    let positions = idx.multiply(stride as i64)?.add(&line_starts)?;
+    take_checked(&src.flatten()?, &positions.flatten()?.as_contiguous()?, 0)?.reshape_to(&out_shape)
 }
 
 /// `take` with `i64` indices already known to be in range.

@@ -15,6 +15,7 @@ mod math_trig;
 mod placement;
 mod reductions;
 mod search;
+mod sets;
 
 use crate::case::Case;
 
@@ -26,6 +27,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(linalg::cases());
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
+    cases.extend(sets::cases());
     cases.extend(accuracy::cases());
     cases.extend(math_special::cases());
     cases.extend(math_trig::cases());
