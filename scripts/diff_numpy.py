@@ -3,7 +3,8 @@
 
 Generates cases deterministically from a seed (every elementwise function,
 comparisons across integer dtypes, casts between all dtypes, reductions,
-scans, sorting, searching, slicing, repeat, linspace, clip), at sizes around
+scans, sorting, searching, slicing, repeat, linspace, clip, the set
+functions, diff, take_along_axis), at sizes around
 the backends' limits and with special values; runs them on each device
 through the driver binary `anydev-diff` (crates/anydev-diff), and compares
 the results with NumPy's:
@@ -901,6 +902,58 @@ def compare(case, got_dtype, got):
     return f"{int(bad.sum())} of {w.size} differ; first{extra}: expected {w[i]!r}, got {g[i]!r}"
 
 
+def sets(rng):
+    """unique_all, isin, diff, take_along_axis and count_nonzero, with many
+    repeats, both zeros and several NaNs."""
+    pool = np.array([0.0, -0.0, 1.5, -2.0, np.nan, 3.0, 1e30, 2.0**-140])
+    for n, shape in ((0, (0,)), (1, (1,)), (12, (3, 4)), (257, (257,)), (65_536, (256, 256))):
+        for dtype in ("i32", "u8", "f32", "f64", "bool"):
+            if dtype in FLOATS:
+                x = rng.choice(pool, n).astype(CARRIER[dtype])
+            elif dtype == "bool":
+                x = sample(rng, dtype, n)
+            else:
+                x = (sample(rng, dtype, n) % 13).astype(CARRIER[dtype])
+            x = x.reshape(shape)
+            v = exact(x) if dtype in FLOATS else x
+            u = np.unique_all(v)
+            yield Case("unique_all.values", [(dtype, x)], (dtype, u.values), check="unique")
+            yield Case("unique_all.indices", [(dtype, x)], ("i64", u.indices))
+            yield Case("unique_all.inverse_indices", [(dtype, x)], ("i64", u.inverse_indices.reshape(shape)))
+            yield Case("unique_all.counts", [(dtype, x)], ("i64", u.counts))
+            yield Case("count_nonzero", [(dtype, x)], ("i64", np.asarray(np.count_nonzero(x), np.int64)))
+            if len(shape) == 2:
+                for axis in (0, 1):
+                    want = np.count_nonzero(x, axis=axis, keepdims=True).astype(np.int64)
+                    yield Case("count_nonzero", [(dtype, x)], ("i64", want), kw={"axes": [axis], "keepdims": True})
+            for other in ((dtype,) if dtype == "bool" else (dtype, "f64" if dtype in INTS else "i32")):
+                hay = x.ravel()[: max(n // 3, 1)] if n else x.ravel()
+                hay = np.concatenate([hay, sample(rng, dtype, 3)]).astype(CARRIER[other])
+                hv = exact(hay) if other in FLOATS else hay
+                for invert in (False, True):
+                    want = np.isin(v, hv, invert=invert)
+                    yield Case("isin", [(dtype, x), (other, hay)], ("bool", want), kw={"invert": invert})
+    # Differences: in the array's own dtype at every step, as NumPy computes them.
+    for dtype in ("i32", "u8", "f32", "f64", "bool"):
+        x = sample(rng, dtype, 35).reshape(5, 7)
+        for axis in (0, 1, -1):
+            for n in (0, 1, 2, 3, 6):
+                want = raises(np.diff, x, n, axis)
+                yield Case("diff", [(dtype, x)], None if want is None else (dtype, want), kw={"axis": axis, "n": n})
+    # Gathers along an axis, with broadcasting, negative and out-of-range indices.
+    x = sample(rng, "f32", 20).reshape(4, 5)
+    for axis, ishape in ((0, (6, 5)), (1, (4, 9)), (0, (3, 1)), (1, (1, 2)), (-1, (4, 0))):
+        length = x.shape[axis]
+        for idt in ("i64", "i32"):
+            i = rng.integers(-length, length, ishape).astype(CARRIER[idt])
+            want = raises(np.take_along_axis, x, i.astype(np.int64), axis)
+            yield Case("take_along_axis", [("f32", x), (idt, i)], None if want is None else ("f32", want),
+                       kw={"axis": axis})
+    bad = np.array([[5]], np.int64)
+    yield Case("take_along_axis", [("f32", x), ("i64", bad)], None, kw={"axis": 1})
+    yield Case("take_along_axis", [("f32", x), ("i64", np.array([[-6]], np.int64))], None, kw={"axis": 1})
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -967,7 +1020,7 @@ def generate(seed, quick):
     gens = [elementwise(rng, n), special_pairs(), comparisons(rng, 16), casts(rng, n), promotion(rng, 16), views(rng),
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
             limits(rng, sizes), large_shapes(rng), scalars(rng),
-            empty_axes(rng), linalg_and_layout(rng), narrow_dtypes(rng)]
+            empty_axes(rng), linalg_and_layout(rng), narrow_dtypes(rng), sets(rng)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:

@@ -65,6 +65,10 @@ pub struct Kwargs {
     /// `clip` bounds.
     pub min: Option<Number>,
     pub max: Option<Number>,
+    /// `isin`: the complement.
+    pub invert: bool,
+    /// `diff`: how many times.
+    pub n: usize,
 }
 
 /// A basic index item: an integer or `[start, stop, step]` (`null` for a

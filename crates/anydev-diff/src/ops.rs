@@ -104,6 +104,8 @@ fn binary(name: &str) -> Option<Binary> {
 const ONE_ARRAY: &[&str] = &[
     "astype", "sum", "prod", "min", "max", "mean", "all", "any", "logsumexp", "var", "std", "argmin", "argmax",
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "slice", "repeat", "clip", "roll", "flip",
+    "count_nonzero", "diff", "unique_all.values", "unique_all.indices", "unique_all.inverse_indices",
+    "unique_all.counts",
 ];
 
 fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Result<Array>, String> {
@@ -111,7 +113,7 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         "linspace" | "arange" => 0,
         "where" => 3,
         "concat" => args.len().max(1),
-        "searchsorted" | "take" | "matmul" => 2,
+        "searchsorted" | "take" | "matmul" | "isin" | "take_along_axis" => 2,
         _ if binary(op).is_some() => 2 - usize::from(kw.scalar.is_some()),
         _ if unary(op).is_some() || ONE_ARRAY.contains(&op) => 1,
         _ => return Err(format!("unknown op {op:?}")),
@@ -146,6 +148,8 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
             ad::searchsorted(&args[0], &args[1], side)
         }
         "take" => ad::take(&args[0], &args[1], kw.axis),
+        "isin" => ad::isin(&args[0], &args[1], kw.invert),
+        "take_along_axis" => ad::take_along_axis(&args[0], &args[1], kw.axis.unwrap_or(-1)),
         "matmul" => ad::matmul(&args[0], &args[1]),
         "concat" => ad::concat(&args.iter().collect::<Vec<_>>(), kw.axis),
         _ if binary(op).is_some() => {
@@ -183,6 +187,12 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
                 },
                 "roll" => ad::roll(x, &kw.shifts, axes()),
                 "flip" => x.flip(axes()),
+                "count_nonzero" => ad::count_nonzero(x, axes(), kw.keepdims),
+                "diff" => ad::diff(x, kw.axis.unwrap_or(-1), kw.n),
+                "unique_all.values" => ad::unique_all(x).map(|u| u.values),
+                "unique_all.indices" => ad::unique_all(x).map(|u| u.indices),
+                "unique_all.inverse_indices" => ad::unique_all(x).map(|u| u.inverse_indices),
+                "unique_all.counts" => ad::unique_all(x).map(|u| u.counts),
                 "clip" => ad::clip(
                     x,
                     kw.min.map(|n| Arg::Scalar(weak(n))),
