@@ -40,6 +40,7 @@ mod dispatch;
 mod element;
 mod elementwise;
 mod format;
+mod indexing;
 mod linalg;
 mod manipulation;
 pub mod promote;

@@ -148,13 +148,6 @@ pub fn take(x: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
 pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Result<Array> {
     let op = "take_along_axis";
     let ctx = same_device(op, &[x, indices])?;
-    if !indices.dtype().is_integer() {
-        return Err(Error::InvalidDType {
-            op: op.into(),
-            dtype: indices.dtype(),
-            reason: "indices must be integers".into(),
-        });
-    }
     if indices.ndim() != x.ndim() {
         return Err(Error::invalid_argument(
             op,
@@ -173,24 +166,7 @@ pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Result<Array>
     let mut out_shape = broadcast_shapes(op, &[&x_rest, &i_rest])?;
     let mut src_shape = out_shape.clone();
     (src_shape[axis], out_shape[axis]) = (len, indices.shape()[axis]);
-    let idx = indices.broadcast_to(&out_shape)?.astype(DType::I64)?;
-    if idx.size() > 0 {
-        let bad = |v: i64| v < -(len as i64) || v >= len as i64;
-        for extreme in [
-            crate::min(&idx, crate::ALL, false)?,
-            crate::max(&idx, crate::ALL, false)?,
-        ] {
-            let v = extreme.to_scalar::<i64>()?;
-            if bad(v) {
-                return Err(Error::IndexOutOfBounds {
-                    op: op.into(),
-                    index: v,
-                    len,
-                });
-            }
-        }
-    }
-    let idx = crate::where_(&idx.less(0)?, &idx.add(len as i64)?, &idx)?;
+    let idx = positions_in(op, &indices.broadcast_to(&out_shape)?, len)?;
     // Positions in the contiguous broadcast source: the offset of each
     // line (its axis coordinate 0) plus the index times the axis stride.
     let src = x.broadcast_to(&src_shape)?.as_contiguous()?;
@@ -199,6 +175,37 @@ pub fn take_along_axis(x: &Array, indices: &Array, axis: isize) -> Result<Array>
     let line_starts = offsets.slice(&along(axis, src.ndim(), SliceArg::from(0..1)))?;
     let positions = idx.multiply(stride as i64)?.add(&line_starts)?;
     take_checked(&src.flatten()?, &positions.flatten()?.as_contiguous()?, 0)?.reshape_to(&out_shape)
+}
+
+/// Integer `indices` into an axis of length `len` as `i64` positions
+/// (negative ones count from the end), or `IndexOutOfBounds` naming one
+/// outside `-len..len`. The range is checked on the device: only the
+/// smallest and largest index are read back.
+pub(crate) fn positions_in(op: &str, indices: &Array, len: usize) -> Result<Array> {
+    if !indices.dtype().is_integer() {
+        return Err(Error::InvalidDType {
+            op: op.into(),
+            dtype: indices.dtype(),
+            reason: "indices must be integers".into(),
+        });
+    }
+    let idx = indices.astype(DType::I64)?;
+    if idx.size() > 0 {
+        for extreme in [
+            crate::min(&idx, crate::ALL, false)?,
+            crate::max(&idx, crate::ALL, false)?,
+        ] {
+            let v = extreme.to_scalar::<i64>()?;
+            if v < -(len as i64) || v >= len as i64 {
+                return Err(Error::IndexOutOfBounds {
+                    op: op.into(),
+                    index: v,
+                    len,
+                });
+            }
+        }
+    }
+    crate::where_(&idx.less(0)?, &idx.add(len as i64)?, &idx)
 }
 
 /// `take` with `i64` indices already known to be in range.

@@ -7,6 +7,7 @@ pub mod accuracy;
 mod defaults;
 mod elementwise;
 mod errors;
+mod indexing;
 mod limits;
 mod linalg;
 mod manipulation;
@@ -28,6 +29,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
     cases.extend(sets::cases());
+    cases.extend(indexing::cases());
     cases.extend(accuracy::cases());
     cases.extend(math_special::cases());
     cases.extend(math_trig::cases());
