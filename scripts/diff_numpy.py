@@ -4,7 +4,8 @@
 Generates cases deterministically from a seed (every elementwise function,
 comparisons across integer dtypes, casts between all dtypes, reductions,
 scans, sorting, searching, slicing, repeat, linspace, clip, the set
-functions, diff, take_along_axis), at sizes around
+functions, diff, take_along_axis, integer-array and mask indexing), at
+sizes around
 the backends' limits and with special values; runs them on each device
 through the driver binary `anydev-diff` (crates/anydev-diff), and compares
 the results with NumPy's:
@@ -902,6 +903,35 @@ def compare(case, got_dtype, got):
     return f"{int(bad.sum())} of {w.size} differ; first{extra}: expected {w[i]!r}, got {g[i]!r}"
 
 
+def indexing(rng):
+    """Integer-array and boolean-mask indexing, as NumPy's advanced indexing
+    of the leading axes; out-of-range indices and wrong masks are errors."""
+    x = sample(rng, "f32", 60).reshape(3, 4, 5)
+    for shapes in (((4,),), ((2, 3), (2, 3)), ((2, 1), (1, 3)), ((), (5,)), ((2,), (2,), (2,)), ((0,),)):
+        for idt in ("i64", "i32", "u8"):
+            idx = [rng.integers(-x.shape[k] if idt != "u8" else 0, x.shape[k], s).astype(CARRIER[idt])
+                   for k, s in enumerate(shapes)]
+            want = x[tuple(i.astype(np.int64) for i in idx)]
+            yield Case("index_arrays", [("f32", x)] + [(idt, i) for i in idx], ("f32", want))
+    yield Case("index_arrays", [("f32", x), ("i64", np.array([3]))], None)
+    yield Case("index_arrays", [("f32", x), ("i64", np.array([-4]))], None)
+    yield Case("index_arrays", [("f32", x), ("i64", np.array([0, 1])), ("i64", np.array([0, 1, 2]))], None)
+    for dtype in ("i8", "f64", "bool", "u64"):
+        y = sample(rng, dtype, 60).reshape(3, 4, 5)
+        for k in (1, 2, 3):
+            for p in (0.0, 0.3, 1.0):
+                mask = rng.random(y.shape[:k]) < p
+                yield Case("index_mask", [(dtype, y), ("bool", mask)], (dtype, y[mask]))
+        yield Case("index_mask", [(dtype, y), ("bool", np.array(True))], (dtype, y[np.newaxis]))
+        yield Case("index_mask", [(dtype, y), ("bool", np.array(False))], (dtype, y[np.newaxis][:0]))
+        yield Case("index_mask", [(dtype, y), ("bool", np.ones(4, bool))], None)
+    big = sample(rng, "u8", 100_003)
+    mask = rng.random(big.shape) < 0.5
+    yield Case("index_mask", [("u8", big), ("bool", mask)], ("u8", big[mask]))
+    picks = rng.integers(-100_003, 100_003, 70_000)
+    yield Case("index_arrays", [("u8", big), ("i64", picks)], ("u8", big[picks]))
+
+
 def sets(rng):
     """unique_all, isin, diff, take_along_axis and count_nonzero, with many
     repeats, both zeros and several NaNs."""
@@ -1020,7 +1050,8 @@ def generate(seed, quick):
     gens = [elementwise(rng, n), special_pairs(), comparisons(rng, 16), casts(rng, n), promotion(rng, 16), views(rng),
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
             limits(rng, sizes), large_shapes(rng), scalars(rng),
-            empty_axes(rng), linalg_and_layout(rng), narrow_dtypes(rng), sets(rng)]
+            empty_axes(rng), linalg_and_layout(rng), narrow_dtypes(rng), sets(rng),
+            indexing(rng)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:

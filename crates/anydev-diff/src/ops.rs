@@ -113,7 +113,8 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         "linspace" | "arange" => 0,
         "where" => 3,
         "concat" => args.len().max(1),
-        "searchsorted" | "take" | "matmul" | "isin" | "take_along_axis" => 2,
+        "index_arrays" => args.len().max(2),
+        "searchsorted" | "take" | "matmul" | "isin" | "take_along_axis" | "index_mask" => 2,
         _ if binary(op).is_some() => 2 - usize::from(kw.scalar.is_some()),
         _ if unary(op).is_some() || ONE_ARRAY.contains(&op) => 1,
         _ => return Err(format!("unknown op {op:?}")),
@@ -149,6 +150,8 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         }
         "take" => ad::take(&args[0], &args[1], kw.axis),
         "isin" => ad::isin(&args[0], &args[1], kw.invert),
+        "index_arrays" => args[0].index_arrays(&args[1..].iter().collect::<Vec<_>>()),
+        "index_mask" => args[0].index_mask(&args[1]),
         "take_along_axis" => ad::take_along_axis(&args[0], &args[1], kw.axis.unwrap_or(-1)),
         "matmul" => ad::matmul(&args[0], &args[1]),
         "concat" => ad::concat(&args.iter().collect::<Vec<_>>(), kw.axis),
