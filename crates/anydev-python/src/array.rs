@@ -64,6 +64,15 @@ impl PyArray {
 
 #[pymethods]
 impl PyArray {
+    /// `None`: NumPy's ufuncs and operators then defer to anydev's
+    /// reflected operators instead of converting the array to NumPy behind
+    /// the user's back (`numpy_array + x` is a `TypeError`, as moving data
+    /// is only ever explicit).
+    #[classattr]
+    fn __array_ufunc__() -> Option<()> {
+        None
+    }
+
     #[getter]
     fn dtype(&self) -> PyDType {
         PyDType(self.inner.dtype())

@@ -130,3 +130,11 @@ def test_from_dlpack_is_a_copy_until_the_core_wraps_foreign_memory():
 def test_from_dlpack_of_an_anydev_array_is_that_array(host_device):
     x = xp.asarray([1.0], device=host_device)
     assert xp.from_dlpack(x).device == host_device
+
+
+def test_numpy_operators_do_not_convert_anydev_arrays_implicitly(host_device):
+    x = xp.asarray([1.0, 2.0], device=host_device)
+    with pytest.raises(TypeError):
+        np.ones(2) + x
+    with pytest.raises(TypeError):
+        np.add(x, 1.0)
