@@ -51,6 +51,7 @@ mod sets;
 pub mod shape;
 mod slice;
 mod transfer;
+mod update;
 mod view;
 
 pub use anydev_core::{DType, Device, Error, Result, Runtime, Scalar};

@@ -52,6 +52,37 @@ fn data_written_on_one_stream_is_right_on_another_under_stress() {
     }
 }
 
+/// Writes into existing arrays (`assign`) are ordered like any output: a
+/// write on one stream waits for a slow read of the old values on another
+/// (write after read), and later reads see the new values.
+#[test]
+fn in_place_writes_wait_for_readers_on_other_streams() {
+    let rt = runtime("streams-writes", r#"{"op_delay_us": 2000}"#);
+    ad::with_runtime(rt, || {
+        let device = dev("sim:0");
+        let reader = ad::new_stream(device).unwrap();
+        let writer = ad::new_stream(device).unwrap();
+        for i in 0..10 {
+            let value = i as f32;
+            let x = ad::with_stream(&reader, || ad::full(&[256], value, (DType::F32, device)).unwrap());
+            let before = ad::with_stream(&reader, || x.multiply(2.0f32).unwrap());
+            ad::with_stream(&writer, || x.assign(-1.0f32).unwrap());
+            let after = ad::with_stream(&reader, || x.add(0.5f32).unwrap());
+            let (before, after) = (before.to_vec::<f32>().unwrap(), after.to_vec::<f32>().unwrap());
+            assert!(
+                before.iter().all(|&v| v == 2.0 * value),
+                "iteration {i}: read the write early: {:?}",
+                &before[..4]
+            );
+            assert!(
+                after.iter().all(|&v| v == -0.5),
+                "iteration {i}: missed the write: {:?}",
+                &after[..4]
+            );
+        }
+    });
+}
+
 #[test]
 fn a_copy_to_another_device_waits_for_the_write_and_orders_the_reader() {
     let rt = runtime("streams-peer", r#"{"op_delay_us": 2000}"#);

@@ -17,6 +17,7 @@ mod placement;
 mod reductions;
 mod search;
 mod sets;
+mod update;
 
 use crate::case::Case;
 
@@ -30,6 +31,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(search::cases());
     cases.extend(sets::cases());
     cases.extend(indexing::cases());
+    cases.extend(update::cases());
     cases.extend(accuracy::cases());
     cases.extend(math_special::cases());
     cases.extend(math_trig::cases());
