@@ -4,7 +4,8 @@
 Generates cases deterministically from a seed (every elementwise function,
 comparisons across integer dtypes, casts between all dtypes, reductions,
 scans, sorting, searching, slicing, repeat, linspace, clip, the set
-functions, diff, take_along_axis, integer-array and mask indexing), at
+functions, diff, take_along_axis, integer-array and mask indexing,
+writes through slices and masks), at
 sizes around
 the backends' limits and with special values; runs them on each device
 through the driver binary `anydev-diff` (crates/anydev-diff), and compares
@@ -932,6 +933,41 @@ def indexing(rng):
     yield Case("index_arrays", [("u8", big), ("i64", picks)], ("u8", big[picks]))
 
 
+def updates(rng):
+    """Writes: x[slices] = value and x[mask] = value, with scalars, broadcast
+    arrays, overlapping sources and values that do not fit (errors)."""
+    for dtype in ("f32", "i16", "u8", "f64", "bool"):
+        x = sample(rng, dtype, 60).reshape(6, 10)
+        scalar = None if dtype == "bool" else 7  # the driver's scalars are numbers, never bools
+        for index in ([[1, None, 2]], [[None, None, -1], [2, 9, 3]], [3], [[None, None, 1], 4], [[-2, None, 1]]):
+            if scalar is not None:
+                want = x.copy()
+                want[np_index(index)] = scalar
+                yield Case("assign_slice", [(dtype, x)], (dtype, want), kw={"index": index, "scalar": scalar})
+            target = x[np_index(index)]
+            for shape in (target.shape, target.shape[-1:], ()):
+                v = sample(rng, dtype, int(np.prod(shape))).reshape(shape)
+                want = x.copy()
+                want[np_index(index)] = v
+                yield Case("assign_slice", [(dtype, x), (dtype, v)], (dtype, want), kw={"index": index})
+        for k in (1, 2):
+            mask = rng.random(x.shape[:k]) < 0.4
+            if scalar is not None:
+                want = x.copy()
+                want[mask] = scalar
+                yield Case("assign_mask", [(dtype, x), ("bool", mask)], (dtype, want), kw={"scalar": scalar})
+            v = sample(rng, dtype, int(np.prod(x.shape[k:]))).reshape(x.shape[k:])
+            want = x.copy()
+            want[mask] = v
+            yield Case("assign_mask", [(dtype, x), ("bool", mask), (dtype, v)], (dtype, want))
+    # Values that would change the array's dtype are errors, not roundings.
+    x = sample(rng, "i16", 8)
+    yield Case("assign_slice", [("i16", x)], None, kw={"index": [[None, None, 1]], "scalar": 1.5})
+    yield Case("assign_slice", [("i16", x)], None, kw={"index": [[None, None, 1]], "scalar": 70_000})
+    yield Case("assign_slice", [("i16", x), ("i32", x.astype(np.int32))], None, kw={"index": [[None, None, 1]]})
+    yield Case("assign_mask", [("i16", x), ("bool", x > 0)], None, kw={"scalar": 0.5})
+
+
 def sets(rng):
     """unique_all, isin, diff, take_along_axis and count_nonzero, with many
     repeats, both zeros and several NaNs."""
@@ -1051,7 +1087,7 @@ def generate(seed, quick):
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
             limits(rng, sizes), large_shapes(rng), scalars(rng),
             empty_axes(rng), linalg_and_layout(rng), narrow_dtypes(rng), sets(rng),
-            indexing(rng)]
+            indexing(rng), updates(rng)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:

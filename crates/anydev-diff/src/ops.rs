@@ -114,6 +114,10 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         "where" => 3,
         "concat" => args.len().max(1),
         "index_arrays" => args.len().max(2),
+        // The array written into, a mask for assign_mask, then the value
+        // unless it is the scalar.
+        "assign_slice" => 1 + usize::from(kw.scalar.is_none()),
+        "assign_mask" => 2 + usize::from(kw.scalar.is_none()),
         "searchsorted" | "take" | "matmul" | "isin" | "take_along_axis" | "index_mask" => 2,
         _ if binary(op).is_some() => 2 - usize::from(kw.scalar.is_some()),
         _ if unary(op).is_some() || ONE_ARRAY.contains(&op) => 1,
@@ -152,6 +156,18 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         "isin" => ad::isin(&args[0], &args[1], kw.invert),
         "index_arrays" => args[0].index_arrays(&args[1..].iter().collect::<Vec<_>>()),
         "index_mask" => args[0].index_mask(&args[1]),
+        "assign_slice" | "assign_mask" => {
+            let x = &args[0];
+            let value = kw
+                .scalar
+                .map_or(Arg::Array(args.last().expect("a value")), |n| Arg::Scalar(weak(n)));
+            let written = if op == "assign_slice" {
+                x.assign_slice(&indices(&kw.index), value)
+            } else {
+                x.assign_mask(&args[1], value)
+            };
+            written.map(|()| x.clone())
+        }
         "take_along_axis" => ad::take_along_axis(&args[0], &args[1], kw.axis.unwrap_or(-1)),
         "matmul" => ad::matmul(&args[0], &args[1]),
         "concat" => ad::concat(&args.iter().collect::<Vec<_>>(), kw.axis),
