@@ -271,3 +271,32 @@ def test_bad_creation_arguments(device):
         xp.sum([1, 2])
     with pytest.raises(ValueError):
         xp.asarray(1.5, device=device, copy=False)
+
+
+def test_functions_composed_in_python(device):
+    a = np.array([[0.0, 1.5, -2.0, 0.0], [3.0, 0.0, 0.0, 4.0]])
+    x = xp.asarray(a, device=device)
+    assert int(xp.count_nonzero(x)) == np.count_nonzero(a)
+    np.testing.assert_array_equal(host(xp.count_nonzero(x, axis=1)), np.count_nonzero(a, axis=1))
+    np.testing.assert_array_equal(host(xp.count_nonzero(x > 0, axis=0, keepdims=True)),
+                                  np.count_nonzero(a > 0, axis=0, keepdims=True))
+    np.testing.assert_array_equal(host(xp.diff(x)), np.diff(a))
+    np.testing.assert_array_equal(host(xp.diff(x, axis=0)), np.diff(a, axis=0))
+    np.testing.assert_array_equal(host(xp.diff(x, n=2)), np.diff(a, n=2))
+    np.testing.assert_array_equal(host(xp.diff(x, n=0)), a)
+    pre = xp.zeros((2, 1), device=device)
+    np.testing.assert_array_equal(host(xp.diff(x, prepend=pre, append=pre)),
+                                  np.diff(a, prepend=np.zeros((2, 1)), append=np.zeros((2, 1))))
+    assert xp.diff(x).device == device
+    rows = xp.unstack(x)
+    assert isinstance(rows, tuple) and len(rows) == 2
+    np.testing.assert_array_equal(host(rows[1]), a[1])
+    cols = xp.unstack(x, axis=-1)
+    assert len(cols) == 4
+    np.testing.assert_array_equal(host(cols[2]), a[:, 2])
+    with pytest.raises(ValueError):
+        xp.diff(x, n=-1)
+    with pytest.raises(ValueError):
+        xp.unstack(x, axis=2)
+    with pytest.raises(ValueError):
+        xp.unstack(xp.asarray(1.0, device=device))
