@@ -23,10 +23,12 @@ impl BufferOwner for Storage {
 /// An n-dimensional array on one device.
 ///
 /// An array is a dtype, a shape and strides (in elements, possibly zero or
-/// negative) at an element offset into a reference-counted buffer. Arrays
-/// are immutable: every op returns a new array, and views (reshape when the
-/// layout allows, `permute_dims`, slicing, `expand_dims`, `squeeze`,
-/// `broadcast_to`, `flip`) share the buffer. Cloning is cheap.
+/// negative) at an element offset into a reference-counted buffer. Every
+/// op returns a new array, and views (reshape when the layout allows,
+/// `permute_dims`, slicing, `expand_dims`, `squeeze`, `broadcast_to`,
+/// `flip`) share the buffer; only the write methods (`assign`,
+/// `assign_slice`, `assign_mask`) change elements in place, and every view
+/// of the buffer sees the change. Cloning is cheap and shares the buffer.
 #[derive(Clone)]
 pub struct Array {
     pub(crate) storage: Arc<Storage>,

@@ -10,6 +10,7 @@ mod errors;
 mod indexing;
 mod limits;
 mod linalg;
+mod linalg_ext;
 mod manipulation;
 mod math_special;
 mod math_trig;
@@ -27,6 +28,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(elementwise::cases());
     cases.extend(reductions::cases());
     cases.extend(linalg::cases());
+    cases.extend(linalg_ext::cases());
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
     cases.extend(sets::cases());
