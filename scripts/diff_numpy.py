@@ -5,7 +5,8 @@ Generates cases deterministically from a seed (every elementwise function,
 comparisons across integer dtypes, casts between all dtypes, reductions,
 scans, sorting, searching, slicing, repeat, linspace, clip, the set
 functions, diff, take_along_axis, integer-array and mask indexing,
-writes through slices and masks), at
+writes through slices and masks, the linalg functions built from them),
+at
 sizes around
 the backends' limits and with special values; runs them on each device
 through the driver binary `anydev-diff` (crates/anydev-diff), and compares
@@ -968,6 +969,42 @@ def updates(rng):
     yield Case("assign_mask", [("i16", x), ("bool", x > 0)], None, kw={"scalar": 0.5})
 
 
+def linalg_ext(rng):
+    """diagonal, trace, outer, cross, the vector and matrix norms and
+    matrix_power against numpy.linalg (float results within a few ulps of
+    the float64 reference: they sum)."""
+    for dtype in ("f32", "f64"):
+        x = sample(rng, dtype, 60, -10, 10).reshape(3, 4, 5)
+        v = exact(x)
+        for offset in (-4, -1, 0, 2, 5):
+            yield Case("diagonal", [(dtype, x)], (dtype, np.diagonal(v, offset, -2, -1)), kw={"offset": offset})
+            yield Case("trace", [(dtype, x)], reference(lambda a: np.trace(a, offset, -2, -1), dtype, v),
+                       kw={"offset": offset}, tol=8)
+        a, b = sample(rng, dtype, 7, -10, 10), sample(rng, dtype, 5, -10, 10)
+        yield Case("outer", [(dtype, a), (dtype, b)], reference(np.outer, dtype, exact(a), exact(b)))
+        p, q = sample(rng, dtype, 12, -10, 10).reshape(4, 3), sample(rng, dtype, 3, -10, 10)
+        yield Case("cross", [(dtype, p), (dtype, q)], reference(np.cross, dtype, exact(p), exact(q)), tol=4)
+        yield Case("cross", [(dtype, p.T.copy()), (dtype, q.reshape(3, 1))],
+                   reference(lambda s, t: np.cross(s, t, axis=0), dtype, exact(p.T), exact(q.reshape(3, 1))),
+                   kw={"axis": 0}, tol=4)
+        for ord in ("2", "1", "inf", "-inf", "0", "3"):
+            o = float(ord)
+            for axes, keep in ((None, False), ([2], True), ([0, 2], False)):
+                want = reference(lambda t: np.linalg.vector_norm(t, axis=None if axes is None else tuple(axes),
+                                                                 keepdims=keep, ord=o), dtype, v)
+                kw = {"ord": ord, "keepdims": keep} | ({} if axes is None else {"axes": axes})
+                yield Case("vector_norm", [(dtype, x)], want, kw=kw, tol=8)
+        for ord in ("fro", "1", "-1", "inf", "-inf"):
+            o = ord if ord == "fro" else float(ord)
+            for keep in (False, True):
+                want = reference(lambda t: np.linalg.matrix_norm(t, ord=o, keepdims=keep), dtype, v)
+                yield Case("matrix_norm", [(dtype, x)], want, kw={"ord": ord, "keepdims": keep}, tol=8)
+    m = sample(rng, "i32", 18, -3, 3).reshape(2, 3, 3)
+    for n in (0, 1, 2, 3, 6):
+        yield Case("matrix_power", [("i32", m)], ("i32", np.linalg.matrix_power(m, n)), kw={"n": n})
+    yield Case("matrix_norm", [("f32", sample(rng, "f32", 8).reshape(2, 4))], None, kw={"ord": "7"})
+
+
 def sets(rng):
     """unique_all, isin, diff, take_along_axis and count_nonzero, with many
     repeats, both zeros and several NaNs."""
@@ -1087,7 +1124,7 @@ def generate(seed, quick):
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
             limits(rng, sizes), large_shapes(rng), scalars(rng),
             empty_axes(rng), linalg_and_layout(rng), narrow_dtypes(rng), sets(rng),
-            indexing(rng), updates(rng)]
+            indexing(rng), updates(rng), linalg_ext(rng)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:

@@ -67,8 +67,13 @@ pub struct Kwargs {
     pub max: Option<Number>,
     /// `isin`: the complement.
     pub invert: bool,
-    /// `diff`: how many times.
+    /// `diff`: how many times; `matrix_power`'s exponent.
     pub n: usize,
+    /// `diagonal` and `trace`: which diagonal.
+    pub offset: isize,
+    /// `vector_norm` and `matrix_norm`: a number (`"inf"`, `"-inf"`, `"2"`)
+    /// or `"fro"` / `"nuc"`.
+    pub ord: Option<String>,
 }
 
 /// A basic index item: an integer or `[start, stop, step]` (`null` for a

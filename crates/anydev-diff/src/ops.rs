@@ -2,7 +2,7 @@
 
 use crate::case::{Case, Index, Input, Kwargs, Number, Repeats};
 use crate::hex;
-use anydev::{self as ad, Arg, Array, DType, Device, Element, Order, Side, SliceArg, Weak};
+use anydev::{self as ad, Arg, Array, DType, Device, Element, NormOrd, Order, Side, SliceArg, Weak};
 
 /// The case's result, or why the driver could not run it (`Err`).
 pub fn run(case: &Case) -> Result<ad::Result<Array>, String> {
@@ -104,7 +104,7 @@ fn binary(name: &str) -> Option<Binary> {
 const ONE_ARRAY: &[&str] = &[
     "astype", "sum", "prod", "min", "max", "mean", "all", "any", "logsumexp", "var", "std", "argmin", "argmax",
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "slice", "repeat", "clip", "roll", "flip",
-    "count_nonzero", "diff", "unique_all.values", "unique_all.indices", "unique_all.inverse_indices",
+    "count_nonzero", "diff", "diagonal", "trace", "vector_norm", "matrix_norm", "matrix_power", "unique_all.values", "unique_all.indices", "unique_all.inverse_indices",
     "unique_all.counts",
 ];
 
@@ -118,7 +118,7 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         // unless it is the scalar.
         "assign_slice" => 1 + usize::from(kw.scalar.is_none()),
         "assign_mask" => 2 + usize::from(kw.scalar.is_none()),
-        "searchsorted" | "take" | "matmul" | "isin" | "take_along_axis" | "index_mask" => 2,
+        "searchsorted" | "take" | "matmul" | "isin" | "take_along_axis" | "index_mask" | "outer" | "cross" => 2,
         _ if binary(op).is_some() => 2 - usize::from(kw.scalar.is_some()),
         _ if unary(op).is_some() || ONE_ARRAY.contains(&op) => 1,
         _ => return Err(format!("unknown op {op:?}")),
@@ -154,6 +154,8 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         }
         "take" => ad::take(&args[0], &args[1], kw.axis),
         "isin" => ad::isin(&args[0], &args[1], kw.invert),
+        "outer" => ad::outer(&args[0], &args[1]),
+        "cross" => ad::cross(&args[0], &args[1], kw.axis.unwrap_or(-1)),
         "index_arrays" => args[0].index_arrays(&args[1..].iter().collect::<Vec<_>>()),
         "index_mask" => args[0].index_mask(&args[1]),
         "assign_slice" | "assign_mask" => {
@@ -208,6 +210,19 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
                 "flip" => x.flip(axes()),
                 "count_nonzero" => ad::count_nonzero(x, axes(), kw.keepdims),
                 "diff" => ad::diff(x, kw.axis.unwrap_or(-1), kw.n),
+                "diagonal" => ad::diagonal(x, kw.offset),
+                "trace" => ad::trace(x, kw.offset),
+                "vector_norm" => ad::vector_norm(x, axes(), kw.keepdims, norm_ord(kw)?),
+                "matrix_norm" => ad::matrix_norm(
+                    x,
+                    kw.keepdims,
+                    match kw.ord.as_deref() {
+                        None | Some("fro") => NormOrd::Fro,
+                        Some("nuc") => NormOrd::Nuc,
+                        Some(_) => NormOrd::P(norm_ord(kw)?),
+                    },
+                ),
+                "matrix_power" => ad::matrix_power(x, kw.n as i64),
                 "unique_all.values" => ad::unique_all(x).map(|u| u.values),
                 "unique_all.indices" => ad::unique_all(x).map(|u| u.indices),
                 "unique_all.inverse_indices" => ad::unique_all(x).map(|u| u.inverse_indices),
@@ -221,6 +236,13 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
             }
         }
     })
+}
+
+/// A norm's order from its text (`"inf"`, `"-inf"`, `"2"`); 2 when absent.
+fn norm_ord(kw: &Kwargs) -> Result<f64, String> {
+    kw.ord
+        .as_deref()
+        .map_or(Ok(2.0), |s| s.parse().map_err(|e| format!("ord {s:?}: {e}")))
 }
 
 fn indices(index: &[Index]) -> Vec<SliceArg> {
