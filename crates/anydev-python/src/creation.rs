@@ -70,6 +70,9 @@ fn upload(values: &[Scalar], shape: &[usize], dtype: DType, device: Device) -> a
     })
 }
 
+/// How deep `asarray` follows nested sequences.
+const MAX_NESTING: usize = 64;
+
 /// Nested Python sequences of scalars: their shape and values, row-major.
 fn nested(
     obj: &Bound<'_, PyAny>,
@@ -79,6 +82,12 @@ fn nested(
     out: &mut Vec<Weak>,
 ) -> PyResult<()> {
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        // A bound on the recursion, far above any real array's rank.
+        if depth >= MAX_NESTING {
+            return Err(PyValueError::new_err(format!(
+                "asarray: sequences nested more than {MAX_NESTING} deep"
+            )));
+        }
         let seq = obj.cast::<PySequence>()?;
         let n = seq.len()?;
         match shape.get(depth) {

@@ -163,10 +163,7 @@ fn prepare(py: Python<'_>, a: &Array, in_place: Option<*mut u8>) -> PyResult<Pre
         });
     }
     let mut bytes = compute(py, || a.host_bytes())?;
-    let mut strides = vec![1i64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * shape[i + 1].max(1);
-    }
+    let strides = row_major(&shape);
     let data = bytes.as_mut_ptr();
     Ok(Prepared {
         export: Export {
@@ -353,6 +350,16 @@ impl PyArray {
     }
 }
 
+/// Row-major strides, in elements, of `shape` (a zero-length axis counts
+/// as one, so the strides stay meaningful).
+fn row_major(shape: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1].max(1);
+    }
+    strides
+}
+
 /// `n` entries of a tensor's shape or strides (0-d tensors may carry null).
 ///
 /// # Safety
@@ -374,23 +381,20 @@ unsafe fn gather(t: &DLTensor, itemsize: usize) -> Vec<u8> {
     // SAFETY: DLPack guarantees `ndim` entries of shape (and of strides
     // unless null, which means row-major); `read_tensor` checked the shape.
     let shape = unsafe { dims(t.shape, ndim) }.unwrap_or_default();
-    let strides: Vec<i64> = match unsafe { dims(t.strides, ndim) } {
-        Some(s) => s.to_vec(),
-        None => {
-            let mut s = vec![1i64; ndim];
-            for i in (0..ndim.saturating_sub(1)).rev() {
-                s[i] = s[i + 1] * shape[i + 1];
-            }
-            s
-        }
-    };
-    let count: i64 = shape.iter().product();
-    let mut out = Vec::with_capacity(count.max(0) as usize * itemsize);
+    let contiguous = row_major(shape);
+    // SAFETY: as above.
+    let strides = unsafe { dims(t.strides, ndim) }.unwrap_or(&contiguous);
+    let count = shape.iter().product::<i64>().max(0) as usize;
     // SAFETY: the data pointer plus byte_offset is the first element.
     let base = unsafe { (t.data as *const u8).add(t.byte_offset as usize) };
+    if count <= 1 || strides == contiguous.as_slice() {
+        // SAFETY: a row-major tensor's elements are its first `count * itemsize` bytes.
+        return unsafe { std::slice::from_raw_parts(base, count * itemsize) }.to_vec();
+    }
+    let mut out = Vec::with_capacity(count * itemsize);
     let mut index = vec![0i64; ndim];
     for _ in 0..count {
-        let elem: i64 = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+        let elem: i64 = index.iter().zip(strides).map(|(i, s)| i * s).sum();
         // SAFETY: `index` lies inside `shape`, so the element is inside the
         // producer's tensor.
         let src = unsafe { std::slice::from_raw_parts(base.offset(elem as isize * itemsize as isize), itemsize) };

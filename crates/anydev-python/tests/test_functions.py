@@ -300,3 +300,11 @@ def test_functions_composed_in_python(device):
         xp.unstack(x, axis=2)
     with pytest.raises(ValueError):
         xp.unstack(xp.asarray(1.0, device=device))
+
+
+def test_deeply_nested_input_is_a_value_error_not_a_crash(device):
+    deep = 1.0
+    for _ in range(10_000):
+        deep = [deep]
+    with pytest.raises(ValueError, match="nested"):
+        xp.asarray(deep, device=device)
