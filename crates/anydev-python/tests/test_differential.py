@@ -135,3 +135,31 @@ def test_reductions(device, name):
         close(got, expected, 4 * a.shape[-1])
 
     check()
+
+
+OPERATORS = ["__add__", "__sub__", "__mul__", "__truediv__", "__radd__", "__rsub__", "__rmul__", "__rtruediv__",
+             "__lt__", "__ge__", "__eq__", "__ne__"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("op", OPERATORS)
+def test_operators_with_python_scalars(device, op, dtype):
+    """NEP 50 as the standard's reference applies it: the scalar takes the
+    array's dtype (a scalar of the same or a lower kind than the array)."""
+    needs_dtype(device, getattr(xp, dtype))
+    is_float = dtype.startswith("float")
+    if op.endswith("truediv__") and not is_float:
+        pytest.skip("the standard leaves integer true division to the implementation")
+    arrays = float_arrays(dtype) if is_float else hnp.arrays(dtype, shapes, elements=st.integers(-1000, 1000))
+    scalars = st.floats(-10, 10, width=32) if is_float else st.integers(-100, 100)
+
+    @SETTINGS
+    @given(a=arrays, s=scalars)
+    def check(a, s):
+        got = run_or_skip(getattr(xp.asarray(a, device=device), op), s)
+        with np.errstate(all="ignore"):
+            expected = np.asarray(getattr(xs.asarray(a), op)(s))
+        assert got.device == device
+        close(host(got), expected, 4)
+
+    check()
