@@ -40,7 +40,9 @@ class _Info:
             "boolean indexing": False,
             # nonzero and unique_values exist.
             "data-dependent shapes": True,
-            "max dimensions": None,
+            # The host kernels' limit (anydev-kernels); a backend may refuse
+            # fewer dimensions of a layout it cannot merge.
+            "max dimensions": 64,
         }
 
     def default_device(self):
