@@ -31,6 +31,15 @@ fi
 # network. The dev profile builds in a fraction of release's time; the
 # kernels are the Rust crates' own, so their speed is not what this run
 # checks.
+# The package has a Cargo.lock of its own (it is not a workspace member);
+# a dependency added to a crate it builds on must be locked there too.
+if ! cargo metadata --quiet --locked --format-version 1 \
+  --manifest-path "$root/crates/anydev-python/Cargo.toml" >/dev/null 2>&1; then
+  echo "crates/anydev-python/Cargo.lock is out of date with the crates it builds on; run" >&2
+  echo "  cargo update --workspace --offline --manifest-path crates/anydev-python/Cargo.toml" >&2
+  echo "and commit the lock file with the change." >&2
+  exit 1
+fi
 PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target/python" MATURIN_PEP517_ARGS="--profile dev" \
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
   --force-reinstall --no-deps "$root/crates/anydev-python"

@@ -163,3 +163,45 @@ def test_operators_with_python_scalars(device, op, dtype):
         close(host(got), expected, 4)
 
     check()
+
+
+
+def axis(ndim, extra=0):
+    """An axis of an ndim-d array (``extra`` more at the end, for inserting)."""
+    return st.integers(-ndim - extra, ndim - 1 + extra)
+
+
+# name: (the parameters to draw for an ndim-d input, the call on namespace m).
+STRUCTURAL = {
+    "permute_dims": (lambda n: st.permutations(range(n)), lambda m, a, p: m.permute_dims(a, tuple(p))),
+    "flip": (axis, lambda m, a, p: m.flip(a, axis=p)),
+    "roll": (lambda n: st.tuples(st.integers(-5, 5), axis(n)), lambda m, a, p: m.roll(a, p[0], axis=p[1])),
+    "expand_dims": (lambda n: axis(n, 1), lambda m, a, p: m.expand_dims(a, axis=p)),
+    "concat": (axis, lambda m, a, p: m.concat([a, m.flip(a)], axis=p)),
+    "stack": (lambda n: axis(n, 1), lambda m, a, p: m.stack([a, a], axis=p)),
+    "sort": (lambda n: st.tuples(axis(n), st.booleans()), lambda m, a, p: m.sort(a, axis=p[0], descending=p[1])),
+    "argsort": (axis, lambda m, a, p: m.argsort(a, axis=p)),
+    "cumulative_sum": (lambda n: st.integers(0, n - 1), lambda m, a, p: m.cumulative_sum(a, axis=p)),
+    "where": (lambda n: st.just(None), lambda m, a, p: m.where(a > 0, a, -a)),
+    "clip": (lambda n: st.just(None), lambda m, a, p: m.clip(a, -1.0, 1.0)),
+    "reshape": (lambda n: st.just(None), lambda m, a, p: m.reshape(a, (-1,))),
+    "unique_values": (lambda n: st.just(None), lambda m, a, p: m.sort(m.unique_values(a))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURAL))
+def test_structural_functions(device, name):
+    params, call = STRUCTURAL[name]
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data):
+        shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+        # Distinct finite values, so that sorts have one right answer.
+        a = data.draw(hnp.arrays("float64", shape, elements=st.floats(-50, 50), unique=True))
+        p = data.draw(params(a.ndim))
+        ours = call(xp, xp.asarray(a, device=device), p)
+        assert ours.device == device
+        close(host(ours), np.asarray(call(xs, xs.asarray(a), p)), 0)
+
+    check()
