@@ -6,6 +6,7 @@
 //! operands are [`TensorRef`]s that the array layer has already validated.
 
 use crate::capability::Capabilities;
+use crate::extension::{Attrs, KernelBody};
 use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use crate::stream::{Event, Stream};
 use crate::{DType, Device, DeviceKind, Error, Result};
@@ -165,6 +166,24 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Enqueues one primitive op.
     fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()>;
+
+    /// Enqueues one kernel of an extension op (design section 11). The
+    /// array layer has validated the call: every operand is contiguous from
+    /// element 0 of its buffer, and the outputs are fresh buffers distinct
+    /// from each other and from every input. A backend runs the forms of
+    /// code it knows (host functions on the CPU, WGSL on wgpu) and refuses
+    /// the others, which is the default.
+    fn run_kernel(
+        &self,
+        stream: &Stream,
+        body: &KernelBody<'_>,
+        inputs: &[TensorRef<'_>],
+        outputs: &[TensorRef<'_>],
+        attrs: &Attrs,
+    ) -> Result<()> {
+        let _ = (stream, inputs, outputs, attrs);
+        Err(Error::backend(self.name(), format!("runs no {} kernels", body.form())))
+    }
 }
 
 /// Device `index` of a backend of `kind` whose devices are `devices`, or

@@ -70,6 +70,16 @@ pub enum Error {
         path: String,
         message: String,
     },
+
+    #[error(
+        "{op} has no kernel for {device} (kernels exist for: {}); register one for its kind, or opt in to the host fallback",
+        if available.is_empty() { "none".to_owned() } else { available.join(", ") }
+    )]
+    NoKernel {
+        op: String,
+        device: Device,
+        available: Vec<String>,
+    },
 }
 
 impl Error {

@@ -11,6 +11,7 @@ pub mod backend;
 pub mod capability;
 mod device;
 mod error;
+pub mod extension;
 pub mod memory;
 pub mod ordering;
 pub mod plugin;
