@@ -79,18 +79,43 @@ pub(crate) fn execute(ctx: &DeviceCtx, op: &Op<'_, TensorRef<'_>>) -> Result<()>
     if shape::size(op.output().shape) == 0 {
         return Ok(());
     }
+    ordered(
+        ctx,
+        || op.inputs(),
+        || std::iter::once(op.output()),
+        |stream| ctx.backend.execute(stream, op),
+    )
+}
+
+/// Runs `work` on the thread's stream for the device of `ctx`, after the
+/// pending writes of the `inputs` and the pending uses of the `outputs`
+/// (each given as a function listing them, as they are walked twice), and
+/// records its reads and writes for the work that follows.
+pub(crate) fn ordered<'t, 'b: 't, I, O>(
+    ctx: &DeviceCtx,
+    inputs: impl Fn() -> I,
+    outputs: impl Fn() -> O,
+    work: impl FnOnce(&anydev_core::Stream) -> Result<()>,
+) -> Result<()>
+where
+    I: Iterator<Item = &'t TensorRef<'b>>,
+    O: Iterator<Item = &'t TensorRef<'b>>,
+{
     let stream = ctx.stream();
-    let out = op.output().buffer.usage();
-    for input in op.inputs() {
+    for input in inputs() {
         input.buffer.usage().before(&ctx.backend, &stream, Access::Read)?;
     }
-    out.before(&ctx.backend, &stream, Access::Write)?;
-    ctx.backend.execute(&stream, op)?;
+    for out in outputs() {
+        out.buffer.usage().before(&ctx.backend, &stream, Access::Write)?;
+    }
+    work(&stream)?;
     if ctx.asynchronous {
-        for input in op.inputs() {
+        for input in inputs() {
             input.buffer.usage().after(&ctx.backend, &stream, Access::Read);
         }
-        out.after(&ctx.backend, &stream, Access::Write);
+        for out in outputs() {
+            out.buffer.usage().after(&ctx.backend, &stream, Access::Write);
+        }
     }
     Ok(())
 }

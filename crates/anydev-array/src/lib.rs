@@ -39,6 +39,7 @@ mod defaults;
 mod dispatch;
 mod element;
 mod elementwise;
+pub mod extension;
 mod format;
 mod indexing;
 mod linalg;

@@ -1,0 +1,320 @@
+//! Extension ops (design section 11): ops that other crates add without
+//! touching core, the array layer or the backends.
+//!
+//! An op is defined once ([`define_op`]): a namespaced name
+//! (`quant::dequantize_4bit`), how many array inputs it takes, its typed
+//! attributes, and a shape rule that computes the outputs' dtypes and
+//! shapes without running anything. Kernels are registered per device kind
+//! ([`register_kernel`]), by whoever supports that kind: a host function
+//! for `cpu`, WGSL for `wgpu`. A call ([`call`]) validates its arguments
+//! against the schema, puts its outputs on the inputs' device (the
+//! placement rules of built-in ops), allocates them, and runs the kernel of
+//! that device's kind. A kind without a kernel is [`Error::NoKernel`],
+//! naming the kinds that have one; running the `cpu` kernel instead (and
+//! moving the data there and back) happens only when the caller opts in,
+//! per call or per op, and is counted ([`host_fallbacks`]).
+
+use crate::array::Array;
+use crate::dispatch::{alloc, ordered, same_device};
+use anydev_core::extension::KernelBody;
+pub use anydev_core::extension::{
+    AttrKind, AttrValue, Attrs, HostFn, HostTensor, HostTensorMut, LaunchRule, TensorMeta, Wgsl,
+};
+use anydev_core::{Device, Error, Result};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+
+/// The kind of device whose kernels serve the host fallback.
+const HOST_KIND: &str = "cpu";
+
+/// Computes an op's outputs (dtype and shape each) from its inputs and
+/// attributes, or says why the arguments are invalid.
+pub type ShapeRule = dyn Fn(&[TensorMeta], &Attrs) -> Result<Vec<TensorMeta>> + Send + Sync;
+
+/// The definition of an extension op.
+#[derive(Clone)]
+pub struct OpDef {
+    /// `namespace::name`, e.g. `quant::dequantize_4bit`.
+    pub name: String,
+    /// How many array inputs a call takes (at least one: the outputs go to
+    /// the inputs' device).
+    pub inputs: usize,
+    /// The attributes every call gives, with their types.
+    pub attrs: Vec<(String, AttrKind)>,
+    pub shape_rule: Arc<ShapeRule>,
+}
+
+/// One kernel of an op, for one device kind.
+#[derive(Clone)]
+pub enum Kernel {
+    /// A Rust function over host memory, for the `cpu` kind.
+    Host(Arc<HostFn>),
+    /// WGSL, for the `wgpu` kind.
+    Wgsl(Wgsl),
+}
+
+/// Per-call choices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallOptions {
+    /// Where the inputs' device kind has no kernel, run the `cpu` kernel on
+    /// copies of the inputs and copy the outputs back.
+    pub host_fallback: bool,
+}
+
+struct Entry {
+    def: OpDef,
+    kernels: BTreeMap<String, Kernel>,
+    host_fallback: bool,
+}
+
+static REGISTRY: RwLock<BTreeMap<String, Entry>> = RwLock::new(BTreeMap::new());
+static HOST_FALLBACKS: AtomicU64 = AtomicU64::new(0);
+
+fn read() -> std::sync::RwLockReadGuard<'static, BTreeMap<String, Entry>> {
+    REGISTRY.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn write() -> std::sync::RwLockWriteGuard<'static, BTreeMap<String, Entry>> {
+    REGISTRY.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The error for a call or registration naming an op nobody defined.
+fn unknown(registry: &BTreeMap<String, Entry>, op: &str) -> Error {
+    let known: Vec<String> = registry.keys().cloned().collect();
+    Error::invalid_argument(
+        op,
+        format!(
+            "no extension op of this name is defined (defined: {}); define_op it first",
+            list(&known)
+        ),
+    )
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// Defines an op. The name must be `namespace::name` (letters, digits and
+/// `_` in each part) and not defined before.
+pub fn define_op(def: OpDef) -> Result<()> {
+    let well_formed = def.name.split_once("::").is_some_and(|(ns, name)| {
+        let part = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        part(ns) && part(name)
+    });
+    if !well_formed {
+        return Err(Error::invalid_argument(
+            "define_op",
+            format!(
+                "{:?} is not a namespaced op name such as quant::dequantize_4bit",
+                def.name
+            ),
+        ));
+    }
+    if def.inputs == 0 {
+        return Err(Error::invalid_argument(
+            "define_op",
+            format!(
+                "{} takes no array input; an op's outputs go to its inputs' device",
+                def.name
+            ),
+        ));
+    }
+    let mut registry = write();
+    if registry.contains_key(&def.name) {
+        return Err(Error::invalid_argument(
+            "define_op",
+            format!("{} is already defined", def.name),
+        ));
+    }
+    let entry = Entry {
+        def: def.clone(),
+        kernels: BTreeMap::new(),
+        host_fallback: false,
+    };
+    registry.insert(def.name, entry);
+    Ok(())
+}
+
+/// Registers `kernel` as `op`'s kernel for devices of `kind`. A host
+/// kernel serves only `cpu` and WGSL only `wgpu`; one kernel per kind.
+pub fn register_kernel(op: &str, kind: &str, kernel: Kernel) -> Result<()> {
+    let fits = match &kernel {
+        Kernel::Host(_) => kind == HOST_KIND,
+        Kernel::Wgsl(_) => kind == "wgpu",
+    };
+    if !fits {
+        return Err(Error::invalid_argument(
+            "register_kernel",
+            format!("{op}: a {} kernel cannot serve devices of kind {kind}", form(&kernel)),
+        ));
+    }
+    let mut registry = write();
+    if !registry.contains_key(op) {
+        return Err(unknown(&registry, op));
+    }
+    let entry = registry.get_mut(op).expect("checked above");
+    if entry.kernels.contains_key(kind) {
+        return Err(Error::invalid_argument(
+            "register_kernel",
+            format!("{op} already has a kernel for {kind}"),
+        ));
+    }
+    entry.kernels.insert(kind.to_owned(), kernel);
+    Ok(())
+}
+
+fn form(kernel: &Kernel) -> &'static str {
+    match kernel {
+        Kernel::Host(_) => "host",
+        Kernel::Wgsl(_) => "WGSL",
+    }
+}
+
+/// Opts `op` in (or out) of the host fallback for every call.
+pub fn set_host_fallback(op: &str, allow: bool) -> Result<()> {
+    let mut registry = write();
+    if !registry.contains_key(op) {
+        return Err(unknown(&registry, op));
+    }
+    registry.get_mut(op).expect("checked above").host_fallback = allow;
+    Ok(())
+}
+
+/// The device kinds `op` has kernels for, sorted.
+pub fn kernel_kinds(op: &str) -> Result<Vec<String>> {
+    let registry = read();
+    registry
+        .get(op)
+        .map(|e| e.kernels.keys().cloned().collect())
+        .ok_or_else(|| unknown(&registry, op))
+}
+
+/// How many calls have run on the host instead of their inputs' device
+/// (process-wide, every op).
+pub fn host_fallbacks() -> u64 {
+    HOST_FALLBACKS.load(Ordering::Relaxed)
+}
+
+/// Calls `op` on `inputs` with `attrs`; the outputs live on the inputs'
+/// device.
+pub fn call(op: &str, inputs: &[&Array], attrs: &Attrs) -> Result<Vec<Array>> {
+    call_with(op, inputs, attrs, CallOptions::default())
+}
+
+/// [`call`] with per-call options.
+pub fn call_with(op: &str, inputs: &[&Array], attrs: &Attrs, options: CallOptions) -> Result<Vec<Array>> {
+    let (def, kernels, op_fallback) = {
+        let registry = read();
+        let entry = registry.get(op).ok_or_else(|| unknown(&registry, op))?;
+        (entry.def.clone(), entry.kernels.clone(), entry.host_fallback)
+    };
+    check_arguments(&def, inputs, attrs)?;
+    let ctx = same_device(op, inputs)?;
+    let device = ctx.device;
+    let metas: Vec<TensorMeta> = inputs.iter().map(|x| TensorMeta::new(x.dtype(), x.shape())).collect();
+    let outputs = (def.shape_rule)(&metas, attrs)?;
+    if outputs.is_empty() {
+        return Err(Error::invalid_argument(op, "the shape rule gave no outputs"));
+    }
+    if let Some(kernel) = kernels.get(device.kind().as_str()) {
+        return run(op, kernel, inputs, &outputs, attrs);
+    }
+    let host = kernels.get(HOST_KIND).filter(|_| options.host_fallback || op_fallback);
+    let Some(host) = host else {
+        return Err(Error::NoKernel {
+            op: op.to_owned(),
+            device,
+            available: kernels.keys().cloned().collect(),
+        });
+    };
+    HOST_FALLBACKS.fetch_add(1, Ordering::Relaxed);
+    let cpu = Device::cpu();
+    let moved: Vec<Array> = inputs.iter().map(|x| x.to_device(cpu)).collect::<Result<_>>()?;
+    let on_host = run(op, host, &moved.iter().collect::<Vec<_>>(), &outputs, attrs)?;
+    on_host.iter().map(|y| y.to_device(device)).collect()
+}
+
+/// The call matches the schema: input count, every attribute present with
+/// its type, none unknown.
+fn check_arguments(def: &OpDef, inputs: &[&Array], attrs: &Attrs) -> Result<()> {
+    let op = def.name.as_str();
+    if inputs.len() != def.inputs {
+        return Err(Error::invalid_argument(
+            op,
+            format!("takes {} array inputs, got {}", def.inputs, inputs.len()),
+        ));
+    }
+    for (name, kind) in &def.attrs {
+        match attrs.get(name) {
+            Some(v) if v.kind() == *kind => {}
+            Some(v) => {
+                return Err(Error::invalid_argument(
+                    op,
+                    format!("attribute {name} must be {kind:?}, got {:?}", v.kind()),
+                ))
+            }
+            None => {
+                return Err(Error::invalid_argument(
+                    op,
+                    format!("attribute {name} ({kind:?}) is missing"),
+                ))
+            }
+        }
+    }
+    if let Some((name, _)) = attrs.iter().find(|(n, _)| !def.attrs.iter().any(|(d, _)| d == n)) {
+        let declared: Vec<String> = def.attrs.iter().map(|(n, _)| n.clone()).collect();
+        return Err(Error::invalid_argument(
+            op,
+            format!("unknown attribute {name} (declared: {})", list(&declared)),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `kernel` on the inputs' device: contiguous inputs from element 0,
+/// fresh outputs.
+fn run(op: &str, kernel: &Kernel, inputs: &[&Array], outputs: &[TensorMeta], attrs: &Attrs) -> Result<Vec<Array>> {
+    let ctx = inputs[0].ctx();
+    let packed: Vec<Array> = inputs
+        .iter()
+        .map(|x| match x.as_contiguous()? {
+            c if c.offset == 0 => Ok(c),
+            c => c.copy(),
+        })
+        .collect::<Result<_>>()?;
+    let results: Vec<Array> = outputs
+        .iter()
+        .map(|m| alloc(ctx, m.dtype, &m.shape))
+        .collect::<Result<_>>()?;
+    let in_refs: Vec<_> = packed.iter().map(Array::tensor_ref).collect();
+    let out_refs: Vec<_> = results.iter().map(Array::tensor_ref).collect();
+    let in_metas: Vec<TensorMeta> = packed.iter().map(|x| TensorMeta::new(x.dtype(), x.shape())).collect();
+    let key;
+    let (grid, params);
+    let body = match kernel {
+        Kernel::Host(f) => KernelBody::Host(f.as_ref()),
+        Kernel::Wgsl(w) => {
+            grid = (w.grid)(&in_metas, outputs, attrs)?;
+            params = (w.params)(&in_metas, outputs, attrs)?;
+            key = format!("{op}:{}", w.entry_point);
+            KernelBody::Wgsl {
+                key: &key,
+                kernel: w,
+                grid,
+                params: &params,
+            }
+        }
+    };
+    ordered(
+        ctx,
+        || in_refs.iter(),
+        || out_refs.iter(),
+        |stream| ctx.backend.run_kernel(stream, &body, &in_refs, &out_refs, attrs),
+    )?;
+    Ok(results)
+}
