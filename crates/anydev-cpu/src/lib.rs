@@ -11,6 +11,7 @@ mod properties;
 
 use anydev_core::backend::{check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
+use anydev_core::extension::{Attrs, HostTensor as ExtTensor, HostTensorMut as ExtTensorMut, KernelBody};
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode};
 use anydev_core::stream::{Event, Stream};
@@ -271,6 +272,65 @@ impl Backend for CpuBackend {
         check_range("fill", dst, offset, len)?;
         self.host(dst)?.fill(offset, len, pattern);
         Ok(())
+    }
+
+    fn run_kernel(
+        &self,
+        stream: &Stream,
+        body: &KernelBody<'_>,
+        inputs: &[TensorRef<'_>],
+        outputs: &[TensorRef<'_>],
+        attrs: &Attrs,
+    ) -> Result<()> {
+        self.check_stream(stream)?;
+        let KernelBody::Host(kernel) = body else {
+            return Err(Error::backend(NAME, format!("runs no {} kernels", body.form())));
+        };
+        // Outputs are written through exclusive slices: none may share a
+        // buffer with any other operand (the array layer allocates them
+        // fresh; this keeps a misbehaving caller from aliasing them).
+        for (i, out) in outputs.iter().enumerate() {
+            let shared = inputs
+                .iter()
+                .chain(&outputs[..i])
+                .any(|t| std::ptr::eq(t.buffer, out.buffer));
+            if shared {
+                return Err(Error::backend(
+                    NAME,
+                    "an extension kernel's output shares a buffer with another operand",
+                ));
+            }
+        }
+        let span = |t: &TensorRef<'_>| -> Result<(HostView, usize, usize)> {
+            let len = t.shape.iter().product::<usize>() * t.dtype.size();
+            Ok((self.host(t.buffer)?, t.offset, len))
+        };
+        let outside = || Error::backend(NAME, "an extension kernel's operand lies outside its buffer");
+        let ins: Vec<_> = inputs.iter().map(span).collect::<Result<_>>()?;
+        let outs: Vec<_> = outputs.iter().map(span).collect::<Result<_>>()?;
+        let mut host_inputs = Vec::with_capacity(ins.len());
+        for (t, (view, offset, len)) in inputs.iter().zip(&ins) {
+            // SAFETY: inputs are only read during the call, and no output
+            // shares their buffers (checked above).
+            let bytes = unsafe { view.bytes(*offset, *len) }.ok_or_else(outside)?;
+            host_inputs.push(ExtTensor {
+                dtype: t.dtype,
+                shape: t.shape,
+                bytes,
+            });
+        }
+        let mut host_outputs = Vec::with_capacity(outs.len());
+        for (t, (view, offset, len)) in outputs.iter().zip(&outs) {
+            // SAFETY: each output is a buffer of its own (checked above),
+            // so this is the only reference to its bytes during the call.
+            let bytes = unsafe { view.bytes_mut(*offset, *len) }.ok_or_else(outside)?;
+            host_outputs.push(ExtTensorMut {
+                dtype: t.dtype,
+                shape: t.shape,
+                bytes,
+            });
+        }
+        kernel(&host_inputs, &mut host_outputs, attrs)
     }
 
     fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {

@@ -238,6 +238,31 @@ impl HostView {
         (offset <= self.len).then(|| unsafe { self.ptr.as_ptr().add(offset) })
     }
 
+    /// The `len` bytes from `offset`, or `None` when they are not all
+    /// inside the block.
+    ///
+    /// # Safety
+    /// Nothing may write these bytes while the slice lives.
+    pub unsafe fn bytes(&self, offset: usize, len: usize) -> Option<&[u8]> {
+        let inside = offset.checked_add(len).is_some_and(|end| end <= self.len);
+        // SAFETY: the range is inside the block (checked); the caller
+        // promises that no write to it happens while the slice lives.
+        inside.then(|| unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(offset), len) })
+    }
+
+    /// The `len` bytes from `offset`, writable, or `None` when they are not
+    /// all inside the block.
+    ///
+    /// # Safety
+    /// Nothing else may read or write these bytes while the slice lives.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn bytes_mut(&self, offset: usize, len: usize) -> Option<&mut [u8]> {
+        let inside = offset.checked_add(len).is_some_and(|end| end <= self.len);
+        // SAFETY: the range is inside the block (checked); the caller
+        // promises exclusive access while the slice lives.
+        inside.then(|| unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(offset), len) })
+    }
+
     /// Copies `src` in at `offset`; the caller has checked the range.
     pub fn write(&self, offset: usize, src: &[u8]) {
         assert!(offset + src.len() <= self.len);

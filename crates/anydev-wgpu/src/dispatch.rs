@@ -104,31 +104,58 @@ pub struct Launch<'a> {
     pub grid: [u32; 3],
 }
 
-/// Compiles (or finds) the kernel and submits it. An input that lives in
-/// the output's buffer is snapshotted first, since one dispatch may not
-/// both read and write a buffer through different bindings.
+/// Compiles (or finds) the kernel and submits it.
 pub fn launch(dev: &GpuDevice, launch: Launch<'_>, unsupported: impl FnOnce() -> Error) -> Result<()> {
     if launch.grid.contains(&0) {
         return Ok(());
     }
     let pipeline = dev.pipelines.get(dev, &launch.key, unsupported)?;
+    submit(
+        dev,
+        &pipeline,
+        &launch.params.bytes(),
+        &launch.inputs,
+        &[launch.output],
+        launch.grid,
+    )
+    .map_err(|e| Error::backend(crate::NAME, format!("{}: launching {:?}: {e}", launch.op, launch.key)))
+}
+
+/// Binds the params words (binding 0), the inputs, then the outputs, and
+/// submits one dispatch of `grid`. An input that is also an output is
+/// snapshotted first, since one dispatch may not both read and write a
+/// buffer through different bindings.
+pub fn submit(
+    dev: &GpuDevice,
+    pipeline: &wgpu::ComputePipeline,
+    params: &[u8],
+    inputs: &[&wgpu::Buffer],
+    outputs: &[&wgpu::Buffer],
+    grid: [u32; 3],
+) -> Result<(), crate::device::ScopeError> {
+    if grid.contains(&0) {
+        return Ok(());
+    }
     dev.checked(|| {
-        let params = dev.device.create_buffer(&wgpu::BufferDescriptor {
+        // A storage binding may not be empty: kernels without params get
+        // one zero word.
+        let mut words = params.to_vec();
+        words.resize(params.len().max(4), 0);
+        let params_buffer = dev.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("anydev params"),
-            size: (launch.params.words.len() * 4) as u64,
+            size: words.len() as u64,
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: true,
         });
-        if let Ok(mut view) = params.slice(..).get_mapped_range_mut() {
-            view.copy_from_slice(&launch.params.bytes());
+        if let Ok(mut view) = params_buffer.slice(..).get_mapped_range_mut() {
+            view.copy_from_slice(&words);
         }
-        params.unmap();
+        params_buffer.unmap();
         let mut encoder = dev.device.create_command_encoder(&Default::default());
-        let snapshots: Vec<Option<wgpu::Buffer>> = launch
-            .inputs
+        let snapshots: Vec<Option<wgpu::Buffer>> = inputs
             .iter()
             .map(|&input| {
-                (input == launch.output).then(|| {
+                outputs.contains(&input).then(|| {
                     let copy = dev.device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("anydev snapshot"),
                         size: input.size(),
@@ -140,11 +167,11 @@ pub fn launch(dev: &GpuDevice, launch: Launch<'_>, unsupported: impl FnOnce() ->
                 })
             })
             .collect();
-        let mut buffers: Vec<&wgpu::Buffer> = vec![&params];
-        for (input, snapshot) in launch.inputs.iter().zip(&snapshots) {
+        let mut buffers: Vec<&wgpu::Buffer> = vec![&params_buffer];
+        for (input, snapshot) in inputs.iter().zip(&snapshots) {
             buffers.push(snapshot.as_ref().unwrap_or(input));
         }
-        buffers.push(launch.output);
+        buffers.extend_from_slice(outputs);
         let entries: Vec<wgpu::BindGroupEntry> = buffers
             .iter()
             .enumerate()
@@ -160,12 +187,11 @@ pub fn launch(dev: &GpuDevice, launch: Launch<'_>, unsupported: impl FnOnce() ->
         });
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&pipeline);
+            pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
-            let [x, y, z] = launch.grid;
+            let [x, y, z] = grid;
             pass.dispatch_workgroups(x, y, z);
         }
         dev.queue.submit([encoder.finish()]);
     })
-    .map_err(|e| Error::backend(crate::NAME, format!("{}: launching {:?}: {e}", launch.op, launch.key)))
 }

@@ -32,6 +32,7 @@ pub use adapter::{InitOptions, BACKENDS_ENV};
 
 use anydev_core::backend::{check_fill, check_operands, check_range, device_at, Backend, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
+use anydev_core::extension::{Attrs, KernelBody};
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode};
 use anydev_core::stream::{Event, Stream};
@@ -288,6 +289,51 @@ impl Backend for WgpuBackend {
         check_fill(len, pattern)?;
         check_range("fill", dst, offset, len)?;
         memory::fill(dev, self.on_stream("fill", dst, index)?, offset, len, pattern)
+    }
+
+    fn run_kernel(
+        &self,
+        stream: &Stream,
+        body: &KernelBody<'_>,
+        inputs: &[TensorRef<'_>],
+        outputs: &[TensorRef<'_>],
+        _attrs: &Attrs,
+    ) -> Result<()> {
+        let (index, dev) = self.stream_device(stream)?;
+        let KernelBody::Wgsl {
+            key,
+            kernel,
+            grid,
+            params,
+        } = body
+        else {
+            return Err(Error::backend(NAME, format!("runs no {} kernels", body.form())));
+        };
+        fn whole<'t>(t: &TensorRef<'t>, index: usize) -> Option<&'t wgpu::Buffer> {
+            let a = t.buffer.downcast::<GpuAllocation>()?;
+            (a.device == index && t.offset == 0).then_some(&a.buffer)
+        }
+        let not_whole = || {
+            Error::backend(
+                NAME,
+                format!(
+                    "{key}: an operand that is not at the start of a buffer of {}",
+                    self.id(index)
+                ),
+            )
+        };
+        let ins: Vec<&wgpu::Buffer> = inputs
+            .iter()
+            .map(|t| whole(t, index).ok_or_else(not_whole))
+            .collect::<Result<_>>()?;
+        let outs: Vec<&wgpu::Buffer> = outputs
+            .iter()
+            .map(|t| whole(t, index).ok_or_else(not_whole))
+            .collect::<Result<_>>()?;
+        let pipeline = dev.pipelines.extension(dev, key, &kernel.source, &kernel.entry_point)?;
+        let words: Vec<u8> = params.iter().flat_map(|w| w.to_le_bytes()).collect();
+        dispatch::submit(dev, &pipeline, &words, &ins, &outs, *grid)
+            .map_err(|e| Error::backend(NAME, format!("{key}: launching the WGSL kernel: {e}")))
     }
 
     fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {

@@ -11,12 +11,14 @@ use std::sync::{Arc, Mutex};
 #[derive(Default)]
 pub struct PipelineCache {
     pipelines: Mutex<HashMap<KernelKey, Arc<wgpu::ComputePipeline>>>,
+    /// Extension ops' WGSL kernels, by the key their call gives.
+    extensions: Mutex<HashMap<String, Arc<wgpu::ComputePipeline>>>,
 }
 
 impl PipelineCache {
     /// Number of compiled pipelines (for tests and diagnostics).
     pub fn len(&self) -> usize {
-        lock(&self.pipelines).len()
+        lock(&self.pipelines).len() + lock(&self.extensions).len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -36,31 +38,58 @@ impl PipelineCache {
         }
         let source = shader::source(key).ok_or_else(unsupported)?;
         let label = format!("{key:?}");
-        let pipeline = device
-            .checked(|| {
-                let module = device.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                    label: Some(&label),
-                    source: wgpu::ShaderSource::Wgsl(source.as_str().into()),
-                });
-                device.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(&label),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some("main"),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
-            })
-            .map_err(|e| {
-                Error::backend(
-                    crate::NAME,
-                    format!("the generated kernel {label} failed to compile (a bug in anydev-wgpu): {e}"),
-                )
-            })?;
-        let pipeline = Arc::new(pipeline);
+        let pipeline = compile(device, &label, &source, "main").map_err(|e| {
+            Error::backend(
+                crate::NAME,
+                format!("the generated kernel {label} failed to compile (a bug in anydev-wgpu): {e}"),
+            )
+        })?;
         lock(&self.pipelines).insert(*key, Arc::clone(&pipeline));
         Ok(pipeline)
     }
+
+    /// The pipeline of an extension op's WGSL kernel, compiled on first
+    /// use; a kernel that does not compile is an error naming it.
+    pub fn extension(
+        &self,
+        device: &GpuDevice,
+        key: &str,
+        source: &str,
+        entry_point: &str,
+    ) -> Result<Arc<wgpu::ComputePipeline>> {
+        if let Some(p) = lock(&self.extensions).get(key) {
+            return Ok(Arc::clone(p));
+        }
+        let pipeline = compile(device, key, source, entry_point)
+            .map_err(|e| Error::backend(crate::NAME, format!("the WGSL kernel of {key} failed to compile: {e}")))?;
+        lock(&self.extensions).insert(key.to_owned(), Arc::clone(&pipeline));
+        Ok(pipeline)
+    }
+}
+
+/// Compiles one compute pipeline with its layout taken from the shader.
+fn compile(
+    device: &GpuDevice,
+    label: &str,
+    source: &str,
+    entry_point: &str,
+) -> Result<Arc<wgpu::ComputePipeline>, crate::device::ScopeError> {
+    device
+        .checked(|| {
+            let module = device.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            device.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry_point),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        })
+        .map(Arc::new)
 }
 
 #[cfg(test)]
