@@ -274,7 +274,8 @@ fn dtypes_a_device_lacks_are_errors_naming_both() {
         other => panic!("expected UnsupportedDType, got {other:?}"),
     };
     check(ad::zeros(&[2], (DType::F64, dev("lite:0"))), DType::F64);
-    check(ad::zeros(&[2], dev("lite:0")), DType::F64); // the default float dtype
+    // Without a dtype, the device's default float: f32 where f64 is missing.
+    assert_eq!(ad::zeros(&[2], dev("lite:0")).unwrap().dtype(), DType::F32);
     let x = on("lite:0");
     check(x.astype(DType::F16), DType::F16);
     check(ad::zeros_like(&x, DType::F64), DType::F64);

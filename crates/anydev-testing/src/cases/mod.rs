@@ -7,6 +7,7 @@ pub mod accuracy;
 mod defaults;
 mod elementwise;
 mod errors;
+mod extension;
 mod indexing;
 mod limits;
 mod linalg;
@@ -34,6 +35,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(sets::cases());
     cases.extend(indexing::cases());
     cases.extend(update::cases());
+    cases.extend(extension::cases());
     cases.extend(accuracy::cases());
     cases.extend(math_special::cases());
     cases.extend(math_trig::cases());
