@@ -50,30 +50,36 @@ impl Array {
     /// mask is true, in row-major order, as shape `[count] + x.shape[k..]`.
     /// A 0-d mask adds an axis of length 1 (true) or 0 (false).
     pub fn index_mask(&self, mask: &Array) -> Result<Array> {
-        let op = "index";
-        same_device(op, &[self, mask])?;
-        if mask.dtype() != DType::Bool {
-            return Err(Error::InvalidDType {
-                op: op.into(),
-                dtype: mask.dtype(),
-                reason: "a mask must be bool; integer arrays index by position (index_arrays)".into(),
-            });
-        }
-        if mask.ndim() == 0 {
+        if mask.ndim() == 0 && mask.dtype() == DType::Bool {
             return self.expand_dims(0)?.index_mask(&mask.reshape_to(&[1])?);
         }
-        let k = mask.ndim();
-        if k > self.ndim() || mask.shape() != &self.shape()[..k] {
-            return Err(Error::ShapeMismatch {
-                op: op.into(),
-                shapes: vec![self.shape().to_vec(), mask.shape().to_vec()],
-                reason: "a mask's shape must equal the leading axes of the array".into(),
-            });
-        }
+        check_mask("index", self, mask)?;
         let coordinates = nonzero(mask)?;
         let count = coordinates[0].size();
         gather_leading(self, &coordinates, &[count])
     }
+}
+
+/// Checks that `mask` can select from `x`: on its device, `bool`, and
+/// shaped like the leading axes of `x`.
+pub(crate) fn check_mask(op: &str, x: &Array, mask: &Array) -> Result<()> {
+    same_device(op, &[x, mask])?;
+    if mask.dtype() != DType::Bool {
+        return Err(Error::InvalidDType {
+            op: op.into(),
+            dtype: mask.dtype(),
+            reason: "a mask must be bool; integer arrays index by position (index_arrays)".into(),
+        });
+    }
+    let k = mask.ndim();
+    if k > x.ndim() || mask.shape() != &x.shape()[..k] {
+        return Err(Error::ShapeMismatch {
+            op: op.into(),
+            shapes: vec![x.shape().to_vec(), mask.shape().to_vec()],
+            reason: "a mask's shape must equal the leading axes of the array".into(),
+        });
+    }
+    Ok(())
 }
 
 /// Gathers from `x` the elements whose first `coordinates.len()` axes sit

@@ -5,10 +5,9 @@
 use crate::array::{Array, Storage};
 use crate::context::DeviceCtx;
 use crate::creation::Spec;
-use crate::dispatch::{alloc, execute};
+use crate::dispatch::alloc;
 use crate::element::{self, Element};
 use crate::shape;
-use anydev_core::ops::Op;
 use anydev_core::ordering::Access;
 use anydev_core::{Buffer, DType, Device, Error, Result, Scalar};
 use std::any::Any;
@@ -120,15 +119,7 @@ impl Array {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
-        let out = alloc(self.ctx(), self.dtype, &self.shape)?;
-        execute(
-            self.ctx(),
-            &Op::Copy {
-                x: self.tensor_ref(),
-                out: out.tensor_ref(),
-            },
-        )?;
-        Ok(out)
+        self.copy()
     }
 
     /// The array on `device`.

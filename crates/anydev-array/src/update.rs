@@ -14,6 +14,7 @@
 
 use crate::array::Array;
 use crate::dispatch::{execute, same_device, Arg, IntoArg};
+use crate::indexing::check_mask;
 use crate::promote::result_type;
 use crate::slice::SliceArg;
 use anydev_core::ops::Op;
@@ -77,22 +78,8 @@ impl Array {
     /// element (or sub-array) gets the same value, as NumPy gives it.
     pub fn assign_mask<'a>(&self, mask: &Array, value: impl IntoArg<'a>) -> Result<()> {
         let op = "assign_mask";
-        same_device(op, &[self, mask])?;
-        if mask.dtype() != DType::Bool {
-            return Err(Error::InvalidDType {
-                op: op.into(),
-                dtype: mask.dtype(),
-                reason: "a mask must be bool".into(),
-            });
-        }
+        check_mask(op, self, mask)?;
         let k = mask.ndim();
-        if k > self.ndim() || mask.shape() != &self.shape()[..k] {
-            return Err(Error::ShapeMismatch {
-                op: op.into(),
-                shapes: vec![self.shape().to_vec(), mask.shape().to_vec()],
-                reason: "a mask's shape must equal the leading axes of the array".into(),
-            });
-        }
         let value = value.into_arg();
         if let Arg::Scalar(v) = value {
             v.to_scalar(op, self.dtype())?;
