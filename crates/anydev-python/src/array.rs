@@ -10,8 +10,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use std::fmt::Write;
 
-/// An array on one anydev device. Immutable, like the Rust array it wraps:
-/// every operation returns a new array, views share memory.
+/// An array on one anydev device. Operations return new arrays; views
+/// (slices, reshapes, transposes) share memory, and writes (`x[k] = v`,
+/// `x += 1`) go into it, seen by every view.
 #[pyclass(module = "anydev", name = "Array", frozen)]
 pub struct PyArray {
     pub inner: Array,
@@ -20,6 +21,16 @@ pub struct PyArray {
 impl From<Array> for PyArray {
     fn from(inner: Array) -> Self {
         PyArray { inner }
+    }
+}
+
+/// `out`, or, when `copy` (a `copy=True` argument) and it shares
+/// `source`'s memory, a copy of it.
+pub fn unshared(out: Array, source: &Array, copy: bool) -> anydev::Result<Array> {
+    if copy && out.shares_buffer(source) {
+        out.copy()
+    } else {
+        Ok(out)
     }
 }
 

@@ -3,7 +3,7 @@
 //! (design section 12), else anydev's default device; dtypes default per
 //! device (section 14), which this module resolves before calling anydev.
 
-use crate::array::PyArray;
+use crate::array::{unshared, PyArray};
 use crate::device::{device_of, PyDevice};
 use crate::dlpack;
 use crate::dtype::{with_element, PyDType};
@@ -175,9 +175,10 @@ fn asarray(
     if copy == Some(false) && (target != array.device() || dtype != array.dtype()) {
         return Err(no_copy_allowed("another device or dtype"));
     }
-    // An anydev array is immutable, so sharing its memory is
-    // indistinguishable from a copy: `copy=True` needs no new buffer.
-    compute(py, || array.to_device(target)?.astype(dtype)).map(PyArray::from)
+    compute(py, || {
+        unshared(array.to_device(target)?.astype(dtype)?, &array, copy == Some(true))
+    })
+    .map(PyArray::from)
 }
 
 #[pyfunction]

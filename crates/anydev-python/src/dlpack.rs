@@ -1,15 +1,15 @@
 //! DLPack in both directions, for host memory (kDLCPU).
 //!
 //! Export (`__dlpack__`) hands out the array's own memory when the host
-//! can address it (a CPU array), flagged read-only because anydev arrays
-//! are immutable and other arrays may share that memory; memory the host
-//! cannot address (wgpu, plugin devices, CUDA for now) is exported only
-//! as a host copy, on request (`copy=True` or `dl_device=(kDLCPU, 0)`).
+//! can address it (a CPU array), writable as anydev arrays are: a write on
+//! either side is seen on the other. Memory the host cannot address (wgpu,
+//! plugin devices, CUDA for now) is exported only as a host copy, on
+//! request (`copy=True` or `dl_device=(kDLCPU, 0)`).
 //!
 //! Import (`from_dlpack`) copies: the core cannot yet wrap memory it did
 //! not allocate, so `copy=False` is a `BufferError` that says so.
 
-use crate::array::PyArray;
+use crate::array::{unshared, PyArray};
 use crate::device::{device_of, PyDevice};
 use crate::dtype::with_element;
 use crate::errors::{compute, to_py};
@@ -25,7 +25,6 @@ use std::ffi::{c_void, CStr};
 const KDL_CPU: i32 = 1;
 /// Devices DLPack has no code for (simulators, wgpu, vendor plugins).
 const KDL_EXT_DEV: i32 = 12;
-const FLAG_READ_ONLY: u64 = 1;
 const FLAG_IS_COPIED: u64 = 2;
 
 const LEGACY: &CStr = c"dltensor";
@@ -144,7 +143,9 @@ fn prepare(py: Python<'_>, a: &Array, in_place: Option<*mut u8>) -> PyResult<Pre
         device_id: 0,
     };
     if let Some(ptr) = in_place {
-        compute(py, || a.buffer().usage().host_wait(Access::Read))?;
+        // The consumer may read and write from now on: every pending use
+        // of the memory must be done.
+        compute(py, || a.buffer().usage().host_wait(Access::Write))?;
         // SAFETY: `ptr` addresses the buffer, which the export keeps alive
         // (it holds the array), and the view's element offset lies inside it.
         let data = unsafe { ptr.add(a.offset() * a.dtype().size()) };
@@ -303,7 +304,7 @@ impl PyArray {
         };
         let mut export = p.export;
         if max_version.is_some_and(|(major, _)| major >= 1) {
-            let flags = if p.copied { FLAG_IS_COPIED } else { FLAG_READ_ONLY };
+            let flags = if p.copied { FLAG_IS_COPIED } else { 0 };
             let dl_tensor = tensor(&mut export);
             let boxed = Box::new(VersionedBox {
                 tensor: DLManagedTensorVersioned {
@@ -331,7 +332,7 @@ impl PyArray {
     }
 
     /// NumPy's conversion protocol, through DLPack: host-memory arrays
-    /// convert without a copy (read-only), others fail with DLPack's error.
+    /// convert without a copy, others fail with DLPack's error.
     #[pyo3(signature = (dtype = None, copy = None))]
     fn __array__<'py>(
         slf: &Bound<'py, Self>,
@@ -499,7 +500,7 @@ pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, co
     if let Ok(a) = x.cast::<PyArray>() {
         let a = a.get().inner.clone();
         let target = device_of(device).unwrap_or(a.device());
-        return compute(py, || a.to_device(target));
+        return compute(py, || unshared(a.to_device(target)?, &a, copy == Some(true)));
     }
     if copy == Some(false) {
         return Err(PyBufferError::new_err(

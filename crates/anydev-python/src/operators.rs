@@ -1,13 +1,13 @@
 //! Python operators on arrays, each the namespace function the standard
 //! names for it, with Python scalars on either side.
 //!
-//! In-place operators (`x += 1`) are deliberately absent: anydev arrays are
-//! immutable, so Python falls back to `x = x + 1`, which rebinds `x` to a
-//! new array and leaves other references to the old one unchanged.
+//! In-place operators (`x += 1`) compute the result and write it into `x`'s
+//! memory, so every view of `x` sees it; as the standard says, a result
+//! that would need another dtype is an error rather than a silent cast.
 
 use crate::array::PyArray;
 use crate::errors::compute;
-use crate::operand::operand;
+use crate::operand::{operand, required_operand};
 use anydev::{Arg, Array};
 use pyo3::prelude::*;
 
@@ -32,6 +32,13 @@ impl PyArray {
         Ok(Bound::new(py, PyArray::from(out))?.into_any().unbind())
     }
 
+    /// `self op= other`: the result written into `self`.
+    fn inplace(&self, py: Python<'_>, other: &Bound<'_, PyAny>, f: Binary) -> PyResult<()> {
+        let other = required_operand(other)?;
+        let me = &self.inner;
+        compute(py, || me.assign(&f(Arg::Array(me), other.arg())?))
+    }
+
     fn unary(&self, py: Python<'_>, f: fn(&Array) -> anydev::Result<Array>) -> PyResult<PyArray> {
         let me = &self.inner;
         compute(py, || f(me)).map(PyArray::from)
@@ -42,6 +49,7 @@ macro_rules! operators {
     (
         reflected: [$($op:ident, $rop:ident => $f:ident;)*]
         forward: [$($fop:ident => $ff:ident;)*]
+        inplace: [$($iop:ident => $if:ident;)*]
         unary: [$($uop:ident => $uf:ident;)*]
     ) => {
         #[pymethods]
@@ -58,6 +66,11 @@ macro_rules! operators {
             $(
                 fn $fop(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
                     self.binary(py, other, |a, b| anydev::$ff(a, b), false)
+                }
+            )*
+            $(
+                fn $iop(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+                    self.inplace(py, other, |a, b| anydev::$if(a, b))
                 }
             )*
             $(
@@ -90,6 +103,19 @@ operators! {
         __le__ => less_equal;
         __gt__ => greater;
         __ge__ => greater_equal;
+    ]
+    inplace: [
+        __iadd__ => add;
+        __isub__ => subtract;
+        __imul__ => multiply;
+        __itruediv__ => divide;
+        __ifloordiv__ => floor_divide;
+        __imod__ => remainder;
+        __iand__ => bitwise_and;
+        __ior__ => bitwise_or;
+        __ixor__ => bitwise_xor;
+        __ilshift__ => bitwise_left_shift;
+        __irshift__ => bitwise_right_shift;
     ]
     unary: [
         __neg__ => negative;
@@ -124,6 +150,10 @@ impl PyArray {
             return Ok(py.NotImplemented());
         }
         self.binary(py, other, |a, b| anydev::pow(a, b), true)
+    }
+
+    fn __ipow__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, _modulo: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inplace(py, other, |a, b| anydev::pow(a, b))
     }
 
     /// `x @ y`: arrays only, as the standard says (a scalar operand gets

@@ -115,13 +115,30 @@ def test_a_python_scalar_out_of_the_dtypes_range_is_an_error(device):
         x + 300
 
 
-def test_in_place_operators_rebind(device):
+def test_in_place_operators_write_into_the_array(device):
     x = xp.asarray([1.0, 2.0], device=device)
     y = x
+    view = x[::-1]
     x += 1
+    assert x is y
     np.testing.assert_array_equal(host(x), [2.0, 3.0])
-    # Arrays are immutable: the old array is unchanged (documented choice).
-    np.testing.assert_array_equal(host(y), [1.0, 2.0])
+    # Every view of the memory sees the write.
+    np.testing.assert_array_equal(host(view), [3.0, 2.0])
+    x *= x
+    x -= 1.0
+    x /= 2
+    np.testing.assert_array_equal(host(y), [1.5, 4.0])
+    i = xp.asarray([5, 6], device=device)
+    i //= 2
+    i %= 2
+    i <<= 1
+    i |= 1
+    np.testing.assert_array_equal(host(i), [1, 3])
+    # A result that needs another dtype is refused, not cast.
+    with pytest.raises(TypeError):
+        i += 1.5
+    with pytest.raises(TypeError):
+        i += "a"
 
 
 def test_matmul_operator(device):
@@ -184,14 +201,58 @@ def test_getitem_errors(device):
         x[0, 0, 0]
     with pytest.raises(ValueError):
         x[::0]
-    with pytest.raises(NotImplementedError, match="integer-array and boolean-mask"):
-        x[xp.asarray([0], device=device)]
+    with pytest.raises(IndexError):
+        x[xp.asarray([5], device=device)]
+    with pytest.raises(NotImplementedError, match="mixed"):
+        x[xp.asarray([0], device=device), 1:]
     with pytest.raises(NotImplementedError):
         x[True]
     with pytest.raises(TypeError):
         x["a"]
-    with pytest.raises(NotImplementedError, match="immutable"):
-        x[0] = 1
+    with pytest.raises(TypeError, match="list"):
+        x[[0, 1]]
+
+
+def test_mask_and_integer_array_indexing_match_numpy(device):
+    a = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(a, device=device)
+    mask = a > 4.5
+    got = x[xp.asarray(mask, device=device)]
+    assert got.device == device
+    np.testing.assert_array_equal(host(got), a[mask])
+    rows = np.array([2, 0, -1])
+    np.testing.assert_array_equal(host(x[xp.asarray(rows, device=device)]), a[rows])
+    cols = np.array([[0, 3], [1, 1]])
+    np.testing.assert_array_equal(host(x[xp.asarray(rows[:2], device=device), xp.asarray(cols, device=device)]),
+                                  a[rows[:2], cols])
+    np.testing.assert_array_equal(host(x[xp.asarray(a[:, 0] > 3, device=device)]), a[a[:, 0] > 3])
+
+
+def test_setitem_writes_into_the_array(device):
+    a = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(a, device=device)
+    view = x[1]
+    x[1, 2] = -1.0
+    a[1, 2] = -1.0
+    x[0] = xp.asarray([9.0, 8.0, 7.0, 6.0], device=device)
+    a[0] = [9.0, 8.0, 7.0, 6.0]
+    x[:, ::-2] = 0
+    a[:, ::-2] = 0
+    x[xp.asarray(a > 5, device=device)] = 100.0
+    a[a > 5] = 100.0
+    x[...] = x + 1
+    a[...] = a + 1
+    np.testing.assert_array_equal(host(x), a)
+    np.testing.assert_array_equal(host(view), a[1])
+    with pytest.raises(NotImplementedError, match="integer-array"):
+        x[xp.asarray([0], device=device)] = 1.0
+    with pytest.raises(ValueError):
+        x[0] = xp.zeros(3, device=device)
+    with pytest.raises(TypeError):
+        x[0] = "a"
+    i = xp.asarray([1, 2], device=device)
+    with pytest.raises(TypeError):
+        i[0] = 1.5
 
 
 def test_python_scalar_conversions(device):

@@ -39,11 +39,25 @@ def test_numpy_reads_anydev_host_memory_without_a_copy(host_device, dtype):
     a = np.from_dlpack(x)
     assert a.dtype == np.dtype(dtype) and a.shape == (2, 3)
     np.testing.assert_array_equal(a, np.arange(6).reshape(2, 3).astype(dtype))
-    # The same memory both times, and read-only: anydev arrays are immutable.
+    # The same memory both times.
     assert np.from_dlpack(x).ctypes.data == a.ctypes.data
-    assert not a.flags.writeable
     np.testing.assert_array_equal(np.asarray(x), a)
     assert np.asarray(x).ctypes.data == a.ctypes.data
+
+
+def test_writes_on_either_side_are_seen_on_the_other(host_device):
+    x = xp.asarray([1.0, 2.0, 3.0], device=host_device)
+    a = np.from_dlpack(x)
+    assert a.flags.writeable
+    a[0] = 10.0
+    assert float(x[0]) == 10.0
+    x[2] = -1.0
+    assert a[2] == -1.0
+    x += 1
+    np.testing.assert_array_equal(a, [11.0, 3.0, 0.0])
+    view = np.asarray(x[::-1])
+    view[0] = 7.0
+    assert float(x[2]) == 7.0
 
 
 def test_views_export_with_their_strides_and_offset(host_device):
@@ -67,6 +81,7 @@ def test_copy_requests_are_honoured(host_device):
     assert copied.flags.writeable
     copied[0] = 5.0
     np.testing.assert_array_equal(np.from_dlpack(x), [1.0, 2.0])
+    assert "dltensor_versioned" in repr(x.__dlpack__(max_version=(1, 0), copy=True))
 
 
 def test_capsules_versioned_and_legacy(host_device):

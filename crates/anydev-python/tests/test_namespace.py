@@ -50,7 +50,7 @@ def test_devices_lists_cpu_and_every_plugin_device():
 
 def test_capabilities_are_the_standards_keys():
     caps = xp.__array_namespace_info__().capabilities()
-    assert caps["boolean indexing"] is False
+    assert caps["boolean indexing"] is True
     assert caps["data-dependent shapes"] is True
     assert caps["max dimensions"] == 64
 

@@ -23,9 +23,8 @@ def stub_names():
             names.add(node.target.id)
         elif isinstance(node, ast.Assign):
             names.update(t.id for t in node.targets)
-    # Public names and the inspection helpers (`_devices`, ...), not the
-    # stub's own type aliases (`_Device`, ...).
-    return {n for n in names if not n.startswith("_") or n.startswith("_d")}
+    # Not the stub's own type aliases (`_Device`, ...).
+    return {n for n in names if not (n.startswith("_") and n[1].isupper())}
 
 
 def test_the_stub_describes_exactly_the_native_module():

@@ -15,10 +15,11 @@ import math as _math
 
 from . import _anydev
 from ._anydev import *  # noqa: F401,F403  (Array, Device, dtypes, functions)
-from ._composed import count_nonzero, diff, unstack
 from ._dtypes import can_cast, finfo, iinfo, isdtype
 from ._info import __array_namespace_info__
 from ._scope import creation, device
+from ._sets import unique_all, unique_counts, unique_inverse
+from . import linalg
 
 __array_api_version__ = "2025.12"
 

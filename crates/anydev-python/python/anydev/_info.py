@@ -36,8 +36,7 @@ class _Info:
 
     def capabilities(self):
         return {
-            # Boolean masks need a gather the core does not have yet.
-            "boolean indexing": False,
+            "boolean indexing": True,
             # nonzero and unique_values exist.
             "data-dependent shapes": True,
             # The host kernels' limit (anydev-kernels); a backend may refuse

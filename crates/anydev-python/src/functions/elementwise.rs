@@ -2,7 +2,7 @@
 //! function of the core's, with Python scalars allowed where the standard
 //! allows them.
 
-use crate::array::PyArray;
+use crate::array::{unshared, PyArray};
 use crate::device::PyDevice;
 use crate::dtype::PyDType;
 use crate::errors::compute;
@@ -80,9 +80,8 @@ fn clip(
     .map(PyArray::from)
 }
 
-/// `x` as `dtype`, on `device` if given. anydev arrays are immutable, so
-/// `copy=False` returning `x` itself and `copy=True` sharing its memory
-/// are both indistinguishable from the standard's copies.
+/// `x` as `dtype`, on `device` if given: a new array unless `copy=False`
+/// and nothing changes.
 #[pyfunction]
 #[pyo3(signature = (x, dtype, /, *, copy = true, device = None))]
 fn astype(
@@ -92,10 +91,9 @@ fn astype(
     copy: bool,
     device: Option<PyDevice>,
 ) -> PyResult<PyArray> {
-    let _ = copy;
     let x = array_arg(x)?;
     let device = device.map_or(x.device(), |d| d.0);
-    compute(py, || x.astype_on(dtype.0, device)).map(PyArray::from)
+    compute(py, || unshared(x.astype_on(dtype.0, device)?, &x, copy)).map(PyArray::from)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,7 +1,7 @@
 //! Shape manipulation: views where the layout allows, copies otherwise.
 
 use super::axes_arg;
-use crate::array::PyArray;
+use crate::array::{unshared, PyArray};
 use crate::errors::compute;
 use crate::operand::array_arg;
 use anydev::{Array, Axes, Repeats};
@@ -18,13 +18,13 @@ fn new_arrays(arrays: Vec<Array>) -> Vec<PyArray> {
     arrays.into_iter().map(PyArray::from).collect()
 }
 
-/// A new shape; `copy=False` is always honoured when the layout allows a
-/// view, and `copy=True` shares memory safely because arrays are immutable.
+/// A new shape: a view where the layout allows (`copy=False` fails where
+/// it does not), a copy with `copy=True`.
 #[pyfunction]
 #[pyo3(signature = (x, /, shape, *, copy = None))]
 fn reshape(py: Python<'_>, x: &Bound<'_, PyAny>, shape: Vec<isize>, copy: Option<bool>) -> PyResult<PyArray> {
     let x = array_arg(x)?;
-    let out = compute(py, || anydev::reshape(&x, &shape))?;
+    let out = compute(py, || unshared(anydev::reshape(&x, &shape)?, &x, copy == Some(true)))?;
     if copy == Some(false) && !out.shares_buffer(&x) {
         return Err(PyValueError::new_err("reshape(copy=False): this layout needs a copy"));
     }
@@ -145,6 +145,40 @@ fn moveaxis(
     compute(py, || anydev::moveaxis(&x, &source, &destination)).map(PyArray::from)
 }
 
+/// The `n`-th forward difference along `axis`, after `prepend` and
+/// `append` (arrays on `x`'s device) are joined to `x` along it.
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis = -1, n = 1, prepend = None, append = None))]
+fn diff(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    axis: isize,
+    n: usize,
+    prepend: Option<&Bound<'_, PyAny>>,
+    append: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    let (prepend, append) = (prepend.map(array_arg).transpose()?, append.map(array_arg).transpose()?);
+    compute(py, || {
+        let parts: Vec<&Array> = prepend.iter().chain([&x]).chain(append.iter()).collect();
+        let joined = if parts.len() > 1 {
+            anydev::concat(&parts, Some(axis))?
+        } else {
+            x.clone()
+        };
+        anydev::diff(&joined, axis, n)
+    })
+    .map(PyArray::from)
+}
+
+/// The views of `x` along `axis`, as a tuple.
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis = 0))]
+fn unstack<'py>(py: Python<'py>, x: &Bound<'py, PyAny>, axis: isize) -> PyResult<Bound<'py, PyTuple>> {
+    let x = array_arg(x)?;
+    PyTuple::new(py, new_arrays(compute(py, || anydev::unstack(&x, axis))?))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for f in [
         wrap_pyfunction!(reshape, m)?,
@@ -161,6 +195,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(tile, m)?,
         wrap_pyfunction!(repeat, m)?,
         wrap_pyfunction!(moveaxis, m)?,
+        wrap_pyfunction!(diff, m)?,
+        wrap_pyfunction!(unstack, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -3,9 +3,11 @@
 
 mod elementwise;
 mod linalg;
+mod linalg_ext;
 mod manipulation;
 mod reduce;
 mod search;
+mod sets;
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -16,6 +18,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     manipulation::register(m)?;
     reduce::register(m)?;
     search::register(m)?;
+    sets::register(m)?;
+    linalg_ext::register(m)?;
     Ok(())
 }
 

@@ -47,7 +47,7 @@ macro_rules! reductions {
 
 reductions! {
     with_dtype: [sum prod]
-    plain: [min max all any mean]
+    plain: [min max all any mean count_nonzero]
 }
 
 /// Variance-like reductions: `var` and `std`.
@@ -125,6 +125,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(all, m)?,
         wrap_pyfunction!(any, m)?,
         wrap_pyfunction!(mean, m)?,
+        wrap_pyfunction!(count_nonzero, m)?,
         wrap_pyfunction!(var, m)?,
         wrap_pyfunction!(std_, m)?,
         wrap_pyfunction!(argmin, m)?,

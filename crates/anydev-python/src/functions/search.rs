@@ -81,6 +81,13 @@ fn take(py: Python<'_>, x: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>, axis: 
 }
 
 #[pyfunction]
+#[pyo3(signature = (x, indices, /, *, axis = -1))]
+fn take_along_axis(py: Python<'_>, x: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
+    let (x, indices) = (array_arg(x)?, array_arg(indices)?);
+    compute(py, || anydev::take_along_axis(&x, &indices, axis)).map(PyArray::from)
+}
+
+#[pyfunction]
 #[pyo3(signature = (x, /))]
 fn unique_values(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyArray> {
     let x = array_arg(x)?;
@@ -94,5 +101,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(searchsorted, m)?)?;
     m.add_function(wrap_pyfunction!(take, m)?)?;
     m.add_function(wrap_pyfunction!(unique_values, m)?)?;
+    m.add_function(wrap_pyfunction!(take_along_axis, m)?)?;
     Ok(())
 }

@@ -1,0 +1,110 @@
+//! The standard's `linalg` extension, as far as the core has it, in the
+//! native submodule `anydev._anydev._linalg` (`anydev.linalg` adds the main
+//! namespace's `matmul`, `tensordot`, `vecdot` and `matrix_transpose`).
+
+use crate::array::PyArray;
+use crate::dtype::PyDType;
+use crate::errors::compute;
+use crate::operand::array_arg;
+use anydev::{Axes, NormOrd};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, offset = 0))]
+fn diagonal(py: Python<'_>, x: &Bound<'_, PyAny>, offset: isize) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::diagonal(&x, offset)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, offset = 0, dtype = None))]
+fn trace(py: Python<'_>, x: &Bound<'_, PyAny>, offset: isize, dtype: Option<PyDType>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || {
+        let x = match dtype {
+            Some(d) => x.astype(d.0)?,
+            None => x,
+        };
+        anydev::trace(&x, offset)
+    })
+    .map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x1, x2, /))]
+fn outer(py: Python<'_>, x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+    let (x1, x2) = (array_arg(x1)?, array_arg(x2)?);
+    compute(py, || anydev::outer(&x1, &x2)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x1, x2, /, *, axis = -1))]
+fn cross(py: Python<'_>, x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
+    let (x1, x2) = (array_arg(x1)?, array_arg(x2)?);
+    compute(py, || anydev::cross(&x1, &x2, axis)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, axis = None, keepdims = false, ord = 2.0))]
+fn vector_norm(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+    ord: f64,
+) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    let axes = axis.map(super::axes_arg).transpose()?.map_or(Axes::All, Axes::from);
+    compute(py, || anydev::vector_norm(&x, axes, keepdims, ord)).map(PyArray::from)
+}
+
+/// `ord` is a number (1, -1, inf, -inf; 2 and -2 need singular values the
+/// core does not have yet), `"fro"` or `"nuc"`.
+#[pyfunction]
+#[pyo3(signature = (x, /, *, keepdims = false, ord = None))]
+fn matrix_norm(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    keepdims: bool,
+    ord: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    let ord = match ord {
+        None => NormOrd::Fro,
+        Some(o) => match o.extract::<String>() {
+            Ok(name) if name == "fro" => NormOrd::Fro,
+            Ok(name) if name == "nuc" => NormOrd::Nuc,
+            Ok(name) => {
+                return Err(PyValueError::new_err(format!(
+                    "ord must be a number, 'fro' or 'nuc', not {name:?}"
+                )))
+            }
+            Err(_) => NormOrd::P(o.extract()?),
+        },
+    };
+    compute(py, || anydev::matrix_norm(&x, keepdims, ord)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, n, /))]
+fn matrix_power(py: Python<'_>, x: &Bound<'_, PyAny>, n: i64) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::matrix_power(&x, n)).map(PyArray::from)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let linalg = PyModule::new(m.py(), "_linalg")?;
+    for f in [
+        wrap_pyfunction!(diagonal, &linalg)?,
+        wrap_pyfunction!(trace, &linalg)?,
+        wrap_pyfunction!(outer, &linalg)?,
+        wrap_pyfunction!(cross, &linalg)?,
+        wrap_pyfunction!(vector_norm, &linalg)?,
+        wrap_pyfunction!(matrix_norm, &linalg)?,
+        wrap_pyfunction!(matrix_power, &linalg)?,
+    ] {
+        linalg.add_function(f)?;
+    }
+    m.add_submodule(&linalg)
+}
