@@ -1,6 +1,6 @@
 //! What the runtime knows about devices, for `__array_namespace_info__`
-//! (assembled in Python) and for per-device default dtypes (design
-//! section 14: a device without f64 defaults to float32).
+//! (assembled in Python) and for the per-device default dtypes that
+//! creation from Python values needs (design section 14).
 
 use crate::device::PyDevice;
 use crate::dtype::PyDType;
@@ -17,25 +17,19 @@ pub enum Kind {
 }
 
 /// The dtypes `device` holds, in code order.
-pub fn device_dtypes(device: Device) -> anydev::Result<Vec<DType>> {
+fn device_dtypes(device: Device) -> anydev::Result<Vec<DType>> {
     let caps = anydev::runtime().capabilities(device)?;
     Ok(DType::ALL.into_iter().filter(|&d| caps.supports_dtype(d)).collect())
 }
 
-/// The default dtype of `kind` on `device`: `float64`/`int64`, or the
-/// widest the device holds.
+/// The default dtype of `kind` on `device` (the core's per-device defaults).
 pub fn default_dtype(device: Device, kind: Kind) -> anydev::Result<DType> {
-    let candidates: &[DType] = match kind {
-        Kind::Bool => return Ok(DType::Bool),
-        Kind::Int => &[DType::I64, DType::I32],
-        Kind::Float => &[DType::F64, DType::F32],
-    };
-    let held = device_dtypes(device)?;
-    Ok(candidates
-        .iter()
-        .copied()
-        .find(|d| held.contains(d))
-        .unwrap_or(candidates[0]))
+    let defaults = anydev::default_dtypes(Some(device))?;
+    Ok(match kind {
+        Kind::Bool => DType::Bool,
+        Kind::Int => defaults.integral,
+        Kind::Float => defaults.real_floating,
+    })
 }
 
 /// The device a creation call places its result on: the explicit one
@@ -67,13 +61,8 @@ fn _device_dtypes(py: Python<'_>, device: PyDevice) -> PyResult<Vec<PyDType>> {
 /// The device's default (real floating, integral, indexing) dtypes.
 #[pyfunction]
 fn _default_dtypes(py: Python<'_>, device: PyDevice) -> PyResult<(PyDType, PyDType, PyDType)> {
-    let (f, i) = compute(py, || {
-        Ok((
-            default_dtype(device.0, Kind::Float)?,
-            default_dtype(device.0, Kind::Int)?,
-        ))
-    })?;
-    Ok((PyDType(f), PyDType(i), PyDType(i)))
+    let d = compute(py, || anydev::default_dtypes(Some(device.0)))?;
+    Ok((PyDType(d.real_floating), PyDType(d.integral), PyDType(d.indexing)))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
