@@ -6,7 +6,7 @@
 //! attributes, and a shape rule that computes the outputs' dtypes and
 //! shapes without running anything. Kernels are registered per device kind
 //! ([`register_kernel`]), by whoever supports that kind: a host function
-//! for `cpu`, WGSL for `wgpu`. A call ([`call`]) validates its arguments
+//! for `cpu`, WGSL for `wgpu`, CUDA C++ for `cuda`. A call ([`call`]) validates its arguments
 //! against the schema, puts its outputs on the inputs' device (the
 //! placement rules of built-in ops), allocates them, and runs the kernel of
 //! that device's kind. A kind without a kernel is [`Error::NoKernel`],
@@ -18,7 +18,7 @@ use crate::array::Array;
 use crate::dispatch::{alloc, ordered, same_device};
 use anydev_core::extension::KernelBody;
 pub use anydev_core::extension::{
-    AttrKind, AttrValue, Attrs, HostFn, HostTensor, HostTensorMut, LaunchRule, TensorMeta, Wgsl,
+    AttrKind, AttrValue, Attrs, Cuda, HostFn, HostTensor, HostTensorMut, LaunchRule, TensorMeta, Wgsl,
 };
 use anydev_core::{Device, Error, Result};
 use std::collections::BTreeMap;
@@ -52,6 +52,8 @@ pub enum Kernel {
     Host(Arc<HostFn>),
     /// WGSL, for the `wgpu` kind.
     Wgsl(Wgsl),
+    /// CUDA C++ (NVRTC), for the `cuda` kind.
+    Cuda(Cuda),
 }
 
 /// Per-call choices.
@@ -141,11 +143,13 @@ pub fn define_op(def: OpDef) -> Result<()> {
 }
 
 /// Registers `kernel` as `op`'s kernel for devices of `kind`. A host
-/// kernel serves only `cpu` and WGSL only `wgpu`; one kernel per kind.
+/// kernel serves only `cpu`, WGSL only `wgpu`, CUDA only `cuda`; one
+/// kernel per kind.
 pub fn register_kernel(op: &str, kind: &str, kernel: Kernel) -> Result<()> {
     let fits = match &kernel {
         Kernel::Host(_) => kind == HOST_KIND,
         Kernel::Wgsl(_) => kind == "wgpu",
+        Kernel::Cuda(_) => kind == "cuda",
     };
     if !fits {
         return Err(Error::invalid_argument(
@@ -172,6 +176,7 @@ fn form(kernel: &Kernel) -> &'static str {
     match kernel {
         Kernel::Host(_) => "host",
         Kernel::Wgsl(_) => "WGSL",
+        Kernel::Cuda(_) => "CUDA",
     }
 }
 
@@ -295,17 +300,27 @@ fn run(op: &str, kernel: &Kernel, inputs: &[&Array], outputs: &[TensorMeta], att
     let out_refs: Vec<_> = results.iter().map(Array::tensor_ref).collect();
     let in_metas: Vec<TensorMeta> = packed.iter().map(|x| TensorMeta::new(x.dtype(), x.shape())).collect();
     let key;
-    let (grid, params);
+    let params;
     let body = match kernel {
         Kernel::Host(f) => KernelBody::Host(f.as_ref()),
         Kernel::Wgsl(w) => {
-            grid = (w.grid)(&in_metas, outputs, attrs)?;
             params = (w.params)(&in_metas, outputs, attrs)?;
             key = format!("{op}:{}", w.entry_point);
             KernelBody::Wgsl {
                 key: &key,
                 kernel: w,
-                grid,
+                grid: (w.grid)(&in_metas, outputs, attrs)?,
+                params: &params,
+            }
+        }
+        Kernel::Cuda(c) => {
+            params = (c.params)(&in_metas, outputs, attrs)?;
+            key = format!("{op}:{}", c.name);
+            KernelBody::Cuda {
+                key: &key,
+                kernel: c,
+                grid: (c.grid)(&in_metas, outputs, attrs)?,
+                block: (c.block)(&in_metas, outputs, attrs)?,
                 params: &params,
             }
         }

@@ -203,14 +203,45 @@ impl fmt::Debug for Wgsl {
     }
 }
 
-/// One call's kernel, as a backend receives it: `key` names the op and
-/// kernel for caching what the backend compiles.
+/// A CUDA C++ kernel, compiled with NVRTC at run time and cached like the
+/// built-in kernels: `name` is an `extern "C" __global__` function whose
+/// parameters are, in order, a pointer per input, a pointer per output
+/// (each to its first element), then each params word as an
+/// `unsigned int`.
+#[derive(Clone)]
+pub struct Cuda {
+    pub source: String,
+    pub name: String,
+    /// The grid of blocks (`gridDim`).
+    pub grid: Arc<LaunchRule<[u32; 3]>>,
+    /// The threads per block (`blockDim`).
+    pub block: Arc<LaunchRule<[u32; 3]>>,
+    /// The trailing `unsigned int` arguments (may be empty).
+    pub params: Arc<LaunchRule<Vec<u32>>>,
+}
+
+impl fmt::Debug for Cuda {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cuda").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// One call's kernel, as a backend receives it, with its launch rules
+/// evaluated: `key` names the op and kernel for caching what the backend
+/// compiles.
 pub enum KernelBody<'a> {
     Host(&'a HostFn),
     Wgsl {
         key: &'a str,
         kernel: &'a Wgsl,
         grid: [u32; 3],
+        params: &'a [u32],
+    },
+    Cuda {
+        key: &'a str,
+        kernel: &'a Cuda,
+        grid: [u32; 3],
+        block: [u32; 3],
         params: &'a [u32],
     },
 }
@@ -221,6 +252,7 @@ impl KernelBody<'_> {
         match self {
             KernelBody::Host(_) => "host",
             KernelBody::Wgsl { .. } => "WGSL",
+            KernelBody::Cuda { .. } => "CUDA",
         }
     }
 }

@@ -36,6 +36,7 @@ mod stream;
 
 use anydev_core::backend::{check_fill, check_operands, check_range, device_at, Backend, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
+use anydev_core::extension::{Attrs, KernelBody};
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode, Operand};
 use anydev_core::stream::{Event, Stream};
@@ -548,6 +549,67 @@ impl Backend for CudaBackend {
             Some(bytes) => self.copy_from_host(stream, &bytes, dst, offset),
             None => Ok(()),
         }
+    }
+
+    fn run_kernel(
+        &self,
+        stream: &Stream,
+        body: &KernelBody<'_>,
+        inputs: &[TensorRef<'_>],
+        outputs: &[TensorRef<'_>],
+        _attrs: &Attrs,
+    ) -> Result<()> {
+        let KernelBody::Cuda {
+            key,
+            kernel,
+            grid,
+            block,
+            params,
+        } = body
+        else {
+            return Err(Error::backend(NAME, format!("runs no {} kernels", body.form())));
+        };
+        self.on_stream(stream, |dev, raw| {
+            // Extension operands are whole fresh or contiguous buffers of
+            // this device, from their first element.
+            let address = |t: &TensorRef<'_>| match t.buffer.downcast::<CudaAllocation>() {
+                Some(a) if a.device() == dev.core.index && t.offset == 0 => Ok(a.ptr),
+                _ => Err(Error::backend(
+                    NAME,
+                    format!("{key}: an operand that is not at the start of a buffer of {}", dev.id),
+                )),
+            };
+            let mut pointers: Vec<sys::CUdeviceptr> =
+                inputs.iter().chain(outputs).map(address).collect::<Result<_>>()?;
+            let mut words = params.to_vec();
+            let mut args: Vec<*mut std::ffi::c_void> = pointers
+                .iter_mut()
+                .map(|p| p as *mut sys::CUdeviceptr as *mut std::ffi::c_void)
+                .chain(words.iter_mut().map(|w| w as *mut u32 as *mut std::ffi::c_void))
+                .collect();
+            let f = dev.extension_function(key, &kernel.source, &kernel.name)?;
+            // SAFETY: `f` was compiled from the kernel's source, whose
+            // documented parameters are one pointer per operand and one
+            // unsigned int per params word, exactly the values behind
+            // `args`, which outlive the call; every pointer is the start of
+            // a live allocation of this device.
+            let r = unsafe {
+                sys::cuLaunchKernel(
+                    f,
+                    grid[0],
+                    grid[1],
+                    grid[2],
+                    block[0],
+                    block[1],
+                    block[2],
+                    0,
+                    raw,
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            check(r, &format!("launching {key}"))
+        })
     }
 
     fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {

@@ -1,5 +1,6 @@
-//! Extension ops on every device: two test ops with a host kernel (`cpu`)
-//! and a WGSL kernel (`wgpu`), one of them with two outputs. On a device
+//! Extension ops on every device: two test ops with a host kernel (`cpu`),
+//! a WGSL kernel (`wgpu`) and a CUDA kernel (`cuda`), one of them with two
+//! outputs. On a device
 //! whose kind has a kernel the call runs there; on any other it is
 //! `NoKernel` naming the kinds that have one, and with the host fallback
 //! opted in it runs on the CPU, comes back to the device, and is counted.
@@ -8,7 +9,7 @@ use crate::case::{check, check_eq, expect_err, Case, CaseCtx, Failure};
 use crate::reference::{self as r, check_array};
 use anydev_array::extension::{self as ext, CallOptions, Kernel, OpDef};
 use anydev_array::Array;
-use anydev_core::extension::{AttrKind, AttrValue, Attrs, HostFn, TensorMeta, Wgsl};
+use anydev_core::extension::{AttrKind, AttrValue, Attrs, Cuda, HostFn, LaunchRule, TensorMeta, Wgsl};
 use anydev_core::{DType, Error, Result};
 use std::sync::{Arc, OnceLock};
 
@@ -66,19 +67,62 @@ fn min_max(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 "#;
 
+/// The test ops' CUDA kernels, by name (compiled with NVRTC in CI by
+/// `tests/nvrtc_extension.rs`; run where a CUDA device exists).
+pub const CUDA_SOURCES: [(&str, &str); 2] = [
+    (
+        "scale_add",
+        r#"
+extern "C" __global__ void scale_add(const float* x, const float* y, float* out,
+                                     unsigned int n, unsigned int scale_bits) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = x[i] * __uint_as_float(scale_bits) + y[i];
+}
+"#,
+    ),
+    (
+        "min_max",
+        r#"
+extern "C" __global__ void min_max(const float* x, const float* y, float* lo, float* hi, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        lo[i] = fminf(x[i], y[i]);
+        hi[i] = fmaxf(x[i], y[i]);
+    }
+}
+"#,
+    ),
+];
+
+/// The params both kinds of GPU kernel take: the element count, then the
+/// scale's bits for `scale_add`.
+fn count_and_scale(scale: bool) -> Arc<LaunchRule<Vec<u32>>> {
+    Arc::new(move |_, out, attrs| {
+        let mut words = vec![out[0].size() as u32];
+        if scale {
+            words.push((attrs.float("scale")? as f32).to_bits());
+        }
+        Ok(words)
+    })
+}
+
+fn cuda((name, source): (&str, &str), scale: bool) -> Kernel {
+    Kernel::Cuda(Cuda {
+        source: source.into(),
+        name: name.into(),
+        grid: Arc::new(|_, out, _| Ok([(out[0].size() as u32).div_ceil(256), 1, 1])),
+        block: Arc::new(|_, _, _| Ok([256, 1, 1])),
+        params: count_and_scale(scale),
+    })
+}
+
 /// One thread per element of the first output, in workgroups of 64.
 fn wgsl(source: &str, entry_point: &str, scale: bool) -> Kernel {
     Kernel::Wgsl(Wgsl {
         source: source.into(),
         entry_point: entry_point.into(),
         grid: Arc::new(|_, out, _| Ok([(out[0].size() as u32).div_ceil(64), 1, 1])),
-        params: Arc::new(move |_, out, attrs| {
-            let mut words = vec![out[0].size() as u32];
-            if scale {
-                words.push((attrs.float("scale")? as f32).to_bits());
-            }
-            Ok(words)
-        }),
+        params: count_and_scale(scale),
     })
 }
 
@@ -118,6 +162,8 @@ fn ensure_test_ops() -> Result<()> {
                 .and_then(|()| ext::register_kernel(SCALE_ADD, "wgpu", wgsl(WGSL_SCALE_ADD, "main", true)))
                 .and_then(|()| ext::register_kernel(MIN_MAX, "cpu", Kernel::Host(min_max)))
                 .and_then(|()| ext::register_kernel(MIN_MAX, "wgpu", wgsl(WGSL_MIN_MAX, "min_max", false)))
+                .and_then(|()| ext::register_kernel(SCALE_ADD, "cuda", cuda(CUDA_SOURCES[0], true)))
+                .and_then(|()| ext::register_kernel(MIN_MAX, "cuda", cuda(CUDA_SOURCES[1], false)))
         })
         .clone()
 }

@@ -7,7 +7,7 @@ pub mod accuracy;
 mod defaults;
 mod elementwise;
 mod errors;
-mod extension;
+pub mod extension;
 mod indexing;
 mod limits;
 mod linalg;
