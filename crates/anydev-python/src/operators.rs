@@ -7,7 +7,7 @@
 
 use crate::array::PyArray;
 use crate::errors::compute;
-use crate::operand::{operand, required_operand};
+use crate::operand::{array_arg, operand, required_operand};
 use anydev::{Arg, Array};
 use pyo3::prelude::*;
 
@@ -164,6 +164,12 @@ impl PyArray {
 
     fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         self.matmul(py, other, true)
+    }
+
+    /// `x @= y`: the product written into `x` (its shape must not change).
+    fn __imatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (me, other) = (&self.inner, array_arg(other)?);
+        compute(py, || me.assign(&anydev::matmul(me, &other)?))
     }
 }
 

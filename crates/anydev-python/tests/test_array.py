@@ -148,6 +148,12 @@ def test_matmul_operator(device):
     np.testing.assert_allclose(host(x @ y), a @ b)
     with pytest.raises(TypeError):
         x @ 2
+    s = xp.asarray(a[:, :2], device=device)
+    view = s.mT
+    s @= xp.asarray([[0.0, 1.0], [1.0, 0.0]], device=device)
+    np.testing.assert_allclose(host(view), a[:, 1::-1].T)
+    with pytest.raises(ValueError):
+        s @= xp.asarray(b[:2], device=device)
 
 
 def test_unsupported_operands_are_type_errors(device):
