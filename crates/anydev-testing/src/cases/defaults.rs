@@ -4,7 +4,7 @@
 //! `zeros(shape)` work at all; the simulator with `f64` refused covers
 //! that in `plugins/sim/tests/arrays.rs`.)
 
-use crate::case::{check_eq, Case, CaseCtx, Failure};
+use crate::case::{check_eq, Case, CaseCtx, Failure, Need};
 use anydev_array::{self as ad, Array, DefaultDTypes};
 use anydev_core::ops::OpCode;
 use anydev_core::{with_device, DType};
@@ -12,9 +12,14 @@ use anydev_core::{with_device, DType};
 pub fn cases() -> Vec<Case> {
     vec![
         Case::new("defaults::follow_the_declared_dtypes", follow_the_declared_dtypes),
+        // Declared for f64 and i64, the defaults of a device that has them;
+        // a device without f64 (f32 defaults) is covered by the simulator's
+        // own test with f64 refused (plugins/sim/tests/arrays.rs).
         Case::new("defaults::creation_without_a_dtype_uses_them", creation_uses_them)
-            .op(OpCode::Fill)
-            .op(OpCode::Arange),
+            .needs(Need::Op(OpCode::Fill, Some(DType::F64)))
+            .needs(Need::Op(OpCode::Arange, Some(DType::F64)))
+            .needs(Need::Op(OpCode::Fill, Some(DType::I64)))
+            .needs(Need::Op(OpCode::Arange, Some(DType::I64))),
     ]
 }
 

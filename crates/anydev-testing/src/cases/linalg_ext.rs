@@ -3,6 +3,7 @@
 //! `matrix_power`), against plain-loop references, and the clean
 //! `Unsupported` of what is not there yet.
 
+use crate::case::Need;
 use crate::case::{check_eq, expect_err, Case, CaseCtx, Failure};
 use crate::reference::{self as r, check_array};
 use anydev_array::{self as ad, NormOrd};
@@ -15,7 +16,10 @@ pub fn cases() -> Vec<Case> {
         Case::new("linalg_ext::diagonal_and_trace", diagonal_and_trace)
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Copy)
-            .op(OpCode::Reduce(ReduceOp::Sum)),
+            .op(OpCode::Cast)
+            .op(OpCode::Reduce(ReduceOp::Sum))
+            // Integers sum in i64.
+            .needs(Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::I64))),
         Case::new("linalg_ext::outer_and_cross", outer_and_cross)
             .dtypes(floats)
             .op(OpCode::Binary(BinaryOp::Multiply))
@@ -28,11 +32,22 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Binary(BinaryOp::Pow))
             .op(OpCode::Reduce(ReduceOp::Sum))
             .op(OpCode::Reduce(ReduceOp::Max))
-            .op(OpCode::Reduce(ReduceOp::Min)),
+            .op(OpCode::Reduce(ReduceOp::Min))
+            .op(OpCode::Unary(UnaryOp::Square))
+            .op(OpCode::Cast)
+            // ord 0 counts non-zeros through bool and i64.
+            .needs(Need::Op(OpCode::Cast, Some(DType::Bool)))
+            .needs(Need::Op(OpCode::Cast, Some(DType::I64)))
+            .needs(Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::I64))),
         Case::new("linalg_ext::matrix_power", matrix_power)
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Matmul)
-            .op(OpCode::Copy),
+            .op(OpCode::Copy)
+            // The identity of n = 0 is an eye: i64 offsets compared.
+            .needs(Need::Op(OpCode::Arange, Some(DType::I64)))
+            .needs(Need::Op(OpCode::Binary(BinaryOp::Subtract), Some(DType::I64)))
+            .needs(Need::Op(OpCode::Binary(BinaryOp::Equal), Some(DType::I64)))
+            .needs(Need::Op(OpCode::Cast, Some(DType::Bool))),
     ]
 }
 

@@ -23,7 +23,14 @@ pub fn cases() -> Vec<Case> {
             .needs(Need::Op(OpCode::Nonzero, Some(DType::Bool)))
             .needs(i64_op(OpCode::Scan(ScanOp::CumulativeSum)))
             .needs(i64_op(OpCode::Binary(BinaryOp::Subtract)))
-            .needs(i64_op(OpCode::Argsort)),
+            .needs(i64_op(OpCode::Argsort))
+            .needs(i64_op(OpCode::Reduce(ReduceOp::Sum)))
+            .needs(i64_op(OpCode::Copy))
+            .needs(i64_op(OpCode::Fill))
+            .needs(i64_op(OpCode::Take))
+            .needs(Need::Op(OpCode::Cast, Some(DType::Bool)))
+            .needs(Need::Op(OpCode::Copy, Some(DType::Bool)))
+            .needs(Need::Op(OpCode::Fill, Some(DType::Bool))),
         Case::new("sets::isin", isin)
             .dtypes(DTYPES)
             .op(OpCode::Sort)
@@ -31,7 +38,8 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Take)
             .op(OpCode::Binary(BinaryOp::Equal))
             .op(OpCode::Binary(BinaryOp::NotEqual))
-            .needs(i64_op(OpCode::Binary(BinaryOp::Minimum))),
+            .needs(i64_op(OpCode::Binary(BinaryOp::Minimum)))
+            .needs(Need::Op(OpCode::Fill, Some(DType::Bool))),
         Case::new("sets::diff", diff)
             .dtypes(DTYPES)
             .op(OpCode::Binary(BinaryOp::Subtract))
@@ -46,11 +54,15 @@ pub fn cases() -> Vec<Case> {
             .needs(i64_op(OpCode::Binary(BinaryOp::Add)))
             .needs(i64_op(OpCode::Binary(BinaryOp::Multiply)))
             .needs(i64_op(OpCode::Where))
-            .needs(i64_op(OpCode::Arange)),
+            .needs(i64_op(OpCode::Arange))
+            .needs(Need::Op(OpCode::Cast, Some(DType::I32)))
+            .needs(Need::DType(DType::Bool)),
         Case::new("sets::count_nonzero_and_unstack", count_nonzero_and_unstack)
             .dtypes(DTYPES)
             .op(OpCode::Cast)
-            .needs(i64_op(OpCode::Reduce(ReduceOp::Sum))),
+            .op(OpCode::Copy)
+            .needs(i64_op(OpCode::Reduce(ReduceOp::Sum)))
+            .needs(Need::Op(OpCode::Cast, Some(DType::Bool))),
     ]
 }
 

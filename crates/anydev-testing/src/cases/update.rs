@@ -24,7 +24,8 @@ pub fn cases() -> Vec<Case> {
         Case::new("update::masks", masks)
             .dtypes(DTYPES)
             .op(OpCode::Copy)
-            .op(OpCode::Where),
+            .op(OpCode::Where)
+            .needs(Need::DType(DType::Bool)),
         Case::new("update::bad_writes_are_errors", bad_writes)
             .dtypes(&[DType::I32])
             .op(OpCode::Fill),
