@@ -999,6 +999,16 @@ def linalg_ext(rng):
             for keep in (False, True):
                 want = reference(lambda t: np.linalg.matrix_norm(t, ord=o, keepdims=keep), dtype, v)
                 yield Case("matrix_norm", [(dtype, x)], want, kw={"ord": ord, "keepdims": keep}, tol=8)
+    # The fft helpers (NumPy computes fftfreq in float64).
+    for n, d in ((1, 1.0), (8, 0.1), (9, 2.5), (1000, 1e-3)):
+        yield Case("fftfreq", [], reference(lambda: np.fft.fftfreq(n, d), "f64"), kw={"num": n, "d": d, "dtype": "f64"})
+        yield Case("rfftfreq", [], reference(lambda: np.fft.rfftfreq(n, d), "f64"), kw={"num": n, "d": d, "dtype": "f64"})
+    yield Case("fftfreq", [], None, kw={"num": 0, "d": 1.0})
+    y = sample(rng, "f32", 105).reshape(3, 5, 7)
+    for axes in (None, [0], [1, 2], [-1]):
+        kw = {} if axes is None else {"axes": axes}
+        yield Case("fftshift", [("f32", y)], ("f32", np.fft.fftshift(y, axes)), kw=kw)
+        yield Case("ifftshift", [("f32", y)], ("f32", np.fft.ifftshift(y, axes)), kw=kw)
     m = sample(rng, "i32", 18, -3, 3).reshape(2, 3, 3)
     for n in (0, 1, 2, 3, 6):
         yield Case("matrix_power", [("i32", m)], ("i32", np.linalg.matrix_power(m, n)), kw={"n": n})

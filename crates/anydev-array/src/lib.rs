@@ -40,6 +40,7 @@ mod dispatch;
 mod element;
 mod elementwise;
 pub mod extension;
+pub mod fft;
 mod format;
 mod indexing;
 mod linalg;

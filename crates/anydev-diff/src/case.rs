@@ -74,6 +74,8 @@ pub struct Kwargs {
     /// `vector_norm` and `matrix_norm`: a number (`"inf"`, `"-inf"`, `"2"`)
     /// or `"fro"` / `"nuc"`.
     pub ord: Option<String>,
+    /// `fftfreq` and `rfftfreq`: the sample spacing (`num` is `n`).
+    pub d: Option<f64>,
 }
 
 /// A basic index item: an integer or `[start, stop, step]` (`null` for a

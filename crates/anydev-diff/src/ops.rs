@@ -104,13 +104,13 @@ fn binary(name: &str) -> Option<Binary> {
 const ONE_ARRAY: &[&str] = &[
     "astype", "sum", "prod", "min", "max", "mean", "all", "any", "logsumexp", "var", "std", "argmin", "argmax",
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "slice", "repeat", "clip", "roll", "flip",
-    "count_nonzero", "diff", "diagonal", "trace", "vector_norm", "matrix_norm", "matrix_power", "unique_all.values", "unique_all.indices", "unique_all.inverse_indices",
+    "count_nonzero", "diff", "fftshift", "ifftshift", "diagonal", "trace", "vector_norm", "matrix_norm", "matrix_power", "unique_all.values", "unique_all.indices", "unique_all.inverse_indices",
     "unique_all.counts",
 ];
 
 fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Result<Array>, String> {
     let arity = match op {
-        "linspace" | "arange" => 0,
+        "linspace" | "arange" | "fftfreq" | "rfftfreq" => 0,
         "where" => 3,
         "concat" => args.len().max(1),
         "index_arrays" => args.len().max(2),
@@ -142,6 +142,15 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
             let dtype = kw.dtype.as_deref().map(dtype).transpose()?;
             let [start, stop, step] = [kw.start, kw.stop, kw.step].map(|n| weak(n.unwrap_or(Number::Int(0))));
             ad::arange(start, stop, step, ad::Spec::new(dtype, Some(device)))
+        }
+        "fftfreq" | "rfftfreq" => {
+            let spec = ad::Spec::new(kw.dtype.as_deref().map(dtype).transpose()?, Some(device));
+            let d = kw.d.unwrap_or(1.0);
+            if op == "fftfreq" {
+                ad::fft::fftfreq(kw.num, d, spec)
+            } else {
+                ad::fft::rfftfreq(kw.num, d, spec)
+            }
         }
         "where" => ad::where_(&args[0], &args[1], &args[2]),
         "searchsorted" => {
@@ -210,6 +219,8 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
                 "flip" => x.flip(axes()),
                 "count_nonzero" => ad::count_nonzero(x, axes(), kw.keepdims),
                 "diff" => ad::diff(x, kw.axis.unwrap_or(-1), kw.n),
+                "fftshift" => ad::fft::fftshift(x, axes()),
+                "ifftshift" => ad::fft::ifftshift(x, axes()),
                 "diagonal" => ad::diagonal(x, kw.offset),
                 "trace" => ad::trace(x, kw.offset),
                 "vector_norm" => ad::vector_norm(x, axes(), kw.keepdims, norm_ord(kw)?),

@@ -8,6 +8,7 @@ mod defaults;
 mod elementwise;
 mod errors;
 pub mod extension;
+mod fft;
 mod indexing;
 mod limits;
 mod linalg;
@@ -30,6 +31,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(reductions::cases());
     cases.extend(linalg::cases());
     cases.extend(linalg_ext::cases());
+    cases.extend(fft::cases());
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
     cases.extend(sets::cases());
