@@ -36,7 +36,14 @@ ULPS = {"logaddexp": 64, "tan": 8, "pow": 8}
 SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0]
 shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 
-SETTINGS = settings(max_examples=15, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Derandomized: the same examples every run, so a CI failure reproduces.
+SETTINGS = settings(
+    max_examples=15,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 
 
 def float_arrays(dtype, shape=shapes):
