@@ -47,3 +47,7 @@ grep -q "case elementwise::add_broadcast on ctest_broken_add:0 (f32)" "$conforma
 # Differential tests against NumPy on every device (docs/testing.md), in a
 # virtual environment under the target directory.
 "$(scripts/python-env.sh)" scripts/diff_numpy.py
+
+# The Python package, built into its own virtual environment, on every
+# device (docs/python.md).
+scripts/test-python.sh
