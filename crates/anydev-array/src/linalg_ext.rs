@@ -4,9 +4,9 @@
 //! norms) and `matrix_power` (non-negative powers). Built from primitives
 //! every backend has, they run on every device.
 //!
-//! The factorizations (`cholesky`, `qr`, `svd`, `eigh`, `solve`, `inv`,
-//! `det`, ...) and what depends on them are not here yet; `matrix_norm`
-//! with `ord` 2, -2 or `nuc`, and negative powers, are `Unsupported`.
+//! `matrix_norm` with `ord` 2, -2 or `nuc` and negative matrix powers need
+//! a factorization (`svdvals`, `inv`), so they run where those have a
+//! kernel (see `factorize.rs`).
 
 use crate::array::Array;
 use crate::dispatch::same_device;
@@ -139,8 +139,8 @@ pub fn vector_norm(x: &Array, axes: impl Into<Axes>, keepdims: bool, ord: f64) -
 
 /// The matrix norm of each matrix in the last two axes: Frobenius, or
 /// `ord` 1 / -1 (largest / smallest column sum of `|x|`) and +inf / -inf
-/// (largest / smallest row sum). The spectral norms (`ord` 2, -2) and the
-/// nuclear norm need singular values: `Unsupported` for now.
+/// (largest / smallest row sum); the spectral norms (`ord` 2, -2) and the
+/// nuclear norm from the singular values.
 pub fn matrix_norm(x: &Array, keepdims: bool, ord: NormOrd) -> Result<Array> {
     let op = "matrix_norm";
     real_float(op, x)?;
@@ -166,16 +166,10 @@ pub fn matrix_norm(x: &Array, keepdims: bool, ord: NormOrd) -> Result<Array> {
         NormOrd::Fro => crate::sum(&magnitude.square()?, last_two.clone(), keepdims)?.sqrt(),
         NormOrd::P(p) if p == 1.0 || p == -1.0 => extreme_sum(-2, p > 0.0),
         NormOrd::P(p) if p.is_infinite() => extreme_sum(-1, p > 0.0),
-        NormOrd::P(p) if p == 2.0 || p == -2.0 => Err(Error::Unsupported {
-            op: format!("matrix_norm(ord={p})"),
-            dtype: x.dtype(),
-            device: x.device(),
-        }),
-        NormOrd::Nuc => Err(Error::Unsupported {
-            op: "matrix_norm(ord='nuc')".into(),
-            dtype: x.dtype(),
-            device: x.device(),
-        }),
+        // The singular values' largest, smallest and sum.
+        NormOrd::P(2.0) => spectral(x, keepdims, |s| crate::max(s, -1, false)),
+        NormOrd::P(-2.0) => spectral(x, keepdims, |s| crate::min(s, -1, false)),
+        NormOrd::Nuc => spectral(x, keepdims, |s| crate::sum(s, -1, false)),
         NormOrd::P(p) => Err(Error::invalid_argument(
             op,
             format!("ord {p} is not a matrix norm (use 'fro', 'nuc', 1, -1, 2, -2, inf or -inf)"),
@@ -183,9 +177,20 @@ pub fn matrix_norm(x: &Array, keepdims: bool, ord: NormOrd) -> Result<Array> {
     }
 }
 
+/// A norm of each matrix from its singular values (`cpu` has the
+/// kernel; other kinds say `NoKernel`).
+fn spectral(x: &Array, keepdims: bool, of: impl Fn(&Array) -> Result<Array>) -> Result<Array> {
+    let out = of(&crate::svdvals(x)?)?;
+    if keepdims {
+        out.expand_dims(-1)?.expand_dims(-1)
+    } else {
+        Ok(out)
+    }
+}
+
 /// `x` multiplied by itself `n` times (each matrix in the last two axes,
-/// which must be square); `n = 0` gives identities. Negative powers need
-/// an inverse: `Unsupported` for now.
+/// which must be square); `n = 0` gives identities, negative powers are
+/// powers of the inverse.
 pub fn matrix_power(x: &Array, n: i64) -> Result<Array> {
     let op = "matrix_power";
     matrices(op, x)?;
@@ -197,11 +202,11 @@ pub fn matrix_power(x: &Array, n: i64) -> Result<Array> {
         ));
     }
     if n < 0 {
-        return Err(Error::Unsupported {
-            op: format!("matrix_power(n={n})"),
-            dtype: x.dtype(),
-            device: x.device(),
-        });
+        return matrix_power(
+            &crate::inv(x)?,
+            n.checked_neg()
+                .ok_or_else(|| Error::invalid_argument(op, format!("the power {n} has no positive counterpart")))?,
+        );
     }
     if n == 0 {
         let size = x.shape()[k - 1];

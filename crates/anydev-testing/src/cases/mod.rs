@@ -8,6 +8,7 @@ mod defaults;
 mod elementwise;
 mod errors;
 pub mod extension;
+mod factorize;
 mod fft;
 mod indexing;
 mod limits;
@@ -32,6 +33,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(linalg::cases());
     cases.extend(linalg_ext::cases());
     cases.extend(fft::cases());
+    cases.extend(factorize::cases());
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
     cases.extend(sets::cases());

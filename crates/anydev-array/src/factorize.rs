@@ -1,0 +1,525 @@
+//! The `linalg` functions that need a matrix factorization: `cholesky`,
+//! `inv`, `solve`, `det`, `slogdet`, `eigh`, `eigvalsh`, `svd`, `svdvals`
+//! and `qr`, and what builds on them (`pinv`, `matrix_rank`, the spectral
+//! and nuclear norms, negative matrix powers).
+//!
+//! Each factorization is an extension op (design section 11) named
+//! `linalg::<function>` whose `cpu` kernel is faer's, run over every matrix
+//! of the batch. Other device kinds have no kernel yet: a call there is
+//! `NoKernel` naming the op, the device and `cpu`, and runs nowhere else
+//! unless the caller opts in to the host fallback
+//! (`extension::set_host_fallback`). Real floating-point input only.
+
+use crate::array::Array;
+use crate::extension::{self as ext, AttrKind, AttrValue, Attrs, HostFn, HostTensor, HostTensorMut, Kernel, OpDef};
+use anydev_core::extension::TensorMeta;
+use anydev_core::{DType, Error, Result};
+use faer::linalg::solvers::{DenseSolveCore, PartialPivLu, Solve};
+use faer::traits::RealField;
+use faer::{Mat, MatRef, Side};
+use std::sync::{Arc, OnceLock};
+
+/// The element types faer factorizes here.
+trait Real: RealField + bytemuck::Pod {
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+}
+
+impl Real for f32 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+impl Real for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+
+/// The matrices of a batched input, each `rows x cols`, row-major.
+fn matrices<'a, T: Real>(t: &'a HostTensor<'_>) -> Result<Vec<MatRef<'a, T>>> {
+    let n = t.shape.len();
+    let (rows, cols) = (t.shape[n - 2], t.shape[n - 1]);
+    let data = t.as_slice::<T>()?;
+    let count: usize = t.shape[..n - 2].iter().product();
+    let step = rows * cols;
+    Ok((0..count)
+        .map(|b| MatRef::from_row_major_slice(&data[b * step..(b + 1) * step], rows, cols))
+        .collect())
+}
+
+/// Writes `m` (or its transpose) row-major into `out`.
+fn write<T: Real>(out: &mut [T], m: MatRef<'_, T>, transpose: bool) {
+    let m = if transpose { m.transpose() } else { m };
+    let cols = m.ncols();
+    for i in 0..m.nrows() {
+        for j in 0..cols {
+            out[i * cols + j] = m[(i, j)];
+        }
+    }
+}
+
+/// The LU factors of `a`, or an error when `a` is singular (a zero pivot).
+fn lu<T: Real>(op: &str, a: MatRef<'_, T>) -> Result<PartialPivLu<T>> {
+    let lu = a.partial_piv_lu();
+    let u = lu.U();
+    if (0..u.nrows()).any(|i| u[(i, i)].to_f64() == 0.0) {
+        return Err(Error::invalid_argument(op, "the matrix is singular"));
+    }
+    Ok(lu)
+}
+
+fn cholesky_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
+    let upper = attrs.bool("upper")?;
+    let out = outs[0].as_mut_slice::<T>()?;
+    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
+        let n = a.nrows();
+        let llt = a
+            .llt(Side::Lower)
+            .map_err(|_| Error::invalid_argument("cholesky", "the matrix is not positive definite"))?;
+        write(&mut out[b * n * n..(b + 1) * n * n], llt.L(), upper);
+    }
+    Ok(())
+}
+
+fn inv_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+    let out = outs[0].as_mut_slice::<T>()?;
+    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
+        let n = a.nrows();
+        write(
+            &mut out[b * n * n..(b + 1) * n * n],
+            lu("inv", a)?.inverse().as_ref(),
+            false,
+        );
+    }
+    Ok(())
+}
+
+fn solve_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+    let out = outs[0].as_mut_slice::<T>()?;
+    let (lhs, rhs) = (matrices::<T>(&ins[0])?, matrices::<T>(&ins[1])?);
+    for (b, (a, y)) in lhs.into_iter().zip(rhs).enumerate() {
+        let size = y.nrows() * y.ncols();
+        let x: Mat<T> = lu("solve", a)?.solve(y);
+        write(&mut out[b * size..(b + 1) * size], x.as_ref(), false);
+    }
+    Ok(())
+}
+
+/// Sign and log |det| from the LU factors, so that neither overflows: the
+/// signs of the pivots times the permutation's parity, and the sum of the
+/// pivots' log magnitudes.
+fn slogdet_of<T: Real>(a: MatRef<'_, T>) -> (f64, f64) {
+    let lu = a.partial_piv_lu();
+    let u = lu.U();
+    let (forward, _) = lu.P().arrays();
+    // A permutation of n elements with c cycles has the parity of n - c.
+    let mut seen = vec![false; forward.len()];
+    let mut cycles = 0;
+    for start in 0..forward.len() {
+        if !seen[start] {
+            cycles += 1;
+            let mut i = start;
+            while !seen[i] {
+                seen[i] = true;
+                i = forward[i];
+            }
+        }
+    }
+    let mut sign = if (forward.len() - cycles) % 2 == 0 { 1.0 } else { -1.0 };
+    let mut log = 0.0;
+    for i in 0..u.nrows() {
+        let pivot = u[(i, i)].to_f64();
+        sign *= pivot.signum();
+        log += pivot.abs().ln();
+        if pivot == 0.0 {
+            sign = 0.0;
+        }
+    }
+    (sign, log)
+}
+
+fn det_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+    let out = outs[0].as_mut_slice::<T>()?;
+    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
+        out[b] = a.determinant();
+    }
+    Ok(())
+}
+
+fn slogdet_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+    let (signs, logs) = outs.split_at_mut(1);
+    let (signs, logs) = (signs[0].as_mut_slice::<T>()?, logs[0].as_mut_slice::<T>()?);
+    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
+        let (sign, log) = slogdet_of(a);
+        (signs[b], logs[b]) = (T::from_f64(sign), T::from_f64(log));
+    }
+    Ok(())
+}
+
+fn eigh_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+    let (values, vectors) = outs.split_at_mut(1);
+    let (values, vectors) = (values[0].as_mut_slice::<T>()?, vectors[0].as_mut_slice::<T>()?);
+    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
+        let n = a.nrows();
+        let evd = a
+            .self_adjoint_eigen(Side::Lower)
+            .map_err(|_| Error::invalid_argument("eigh", "the eigendecomposition did not converge"))?;
+        let s = evd.S().column_vector();
+        for i in 0..n {
+            values[b * n + i] = s[i];
+        }
+        write(&mut vectors[b * n * n..(b + 1) * n * n], evd.U(), false);
+    }
+    Ok(())
+}
+
+fn svd_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
+    let full = attrs.bool("full_matrices")?;
+    let [u_out, s_out, vh_out] = outs else {
+        return Err(Error::invalid_argument("svd", "three outputs expected"));
+    };
+    let (u_out, s_out, vh_out) = (
+        u_out.as_mut_slice::<T>()?,
+        s_out.as_mut_slice::<T>()?,
+        vh_out.as_mut_slice::<T>()?,
+    );
+    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
+        let decomposition = if full { a.svd() } else { a.thin_svd() };
+        let d = decomposition.map_err(|_| Error::invalid_argument("svd", "the decomposition did not converge"))?;
+        let (u, s, v) = (d.U(), d.S().column_vector(), d.V());
+        let k = s.nrows();
+        for i in 0..k {
+            s_out[b * k + i] = s[i];
+        }
+        let (us, vs) = (u.nrows() * u.ncols(), v.nrows() * v.ncols());
+        write(&mut u_out[b * us..(b + 1) * us], u, false);
+        write(&mut vh_out[b * vs..(b + 1) * vs], v, true);
+    }
+    Ok(())
+}
+
+fn qr_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
+    let complete = attrs.bool("complete")?;
+    let (q_out, r_out) = outs.split_at_mut(1);
+    let (q_out, r_out) = (q_out[0].as_mut_slice::<T>()?, r_out[0].as_mut_slice::<T>()?);
+    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
+        let d = a.qr();
+        let (q, r) = if complete {
+            (d.compute_Q(), d.R())
+        } else {
+            (d.compute_thin_Q(), d.thin_R())
+        };
+        let (qs, rs) = (q.nrows() * q.ncols(), r.nrows() * r.ncols());
+        write(&mut q_out[b * qs..(b + 1) * qs], q.as_ref(), false);
+        write(&mut r_out[b * rs..(b + 1) * rs], r, false);
+    }
+    Ok(())
+}
+
+/// A host kernel running `f32` or `f64` instantiations of a kernel.
+macro_rules! host {
+    ($kernel:ident) => {{
+        let f: Arc<HostFn> = Arc::new(|ins, outs, attrs| match ins[0].dtype {
+            DType::F32 => $kernel::<f32>(ins, outs, attrs),
+            _ => $kernel::<f64>(ins, outs, attrs),
+        });
+        Kernel::Host(f)
+    }};
+}
+
+/// The output shapes of an op from its input's `(batch, rows, cols)`.
+type Outputs = fn(&[usize], usize, usize, &Attrs) -> Result<Vec<Vec<usize>>>;
+
+/// Checks that the first input is a stack of real floating-point
+/// (square, where asked) matrices and applies `outputs`.
+fn rule(name: &'static str, square: bool, outputs: Outputs) -> Arc<ext::ShapeRule> {
+    Arc::new(move |inputs: &[TensorMeta], attrs: &Attrs| {
+        let x = &inputs[0];
+        if !matches!(x.dtype, DType::F32 | DType::F64) {
+            return Err(Error::InvalidDType {
+                op: name.into(),
+                dtype: x.dtype,
+                reason: "a real floating-point array (f32 or f64) is required".into(),
+            });
+        }
+        let n = x.shape.len();
+        if n < 2 || (square && x.shape[n - 1] != x.shape[n - 2]) {
+            return Err(Error::invalid_argument(
+                name,
+                format!(
+                    "needs a stack of {}matrices, got shape {:?}",
+                    if square { "square " } else { "" },
+                    x.shape
+                ),
+            ));
+        }
+        let (batch, rows, cols) = (&x.shape[..n - 2], x.shape[n - 2], x.shape[n - 1]);
+        Ok(outputs(batch, rows, cols, attrs)?
+            .into_iter()
+            .map(|shape| TensorMeta { dtype: x.dtype, shape })
+            .collect())
+    })
+}
+
+fn with(batch: &[usize], tail: &[usize]) -> Vec<usize> {
+    batch.iter().chain(tail).copied().collect()
+}
+
+/// One op: its name under `linalg::`, input count, attributes, shape rule
+/// and cpu kernel.
+type OpRow = (&'static str, usize, Vec<(String, AttrKind)>, Arc<ext::ShapeRule>, Kernel);
+
+/// Defines the ops and registers their cpu kernels, once per process.
+fn defined() -> Result<()> {
+    static DEFINED: OnceLock<Result<()>> = OnceLock::new();
+    DEFINED
+        .get_or_init(|| {
+            let flag = |name: &str| vec![(name.to_owned(), AttrKind::Bool)];
+            let ops: [OpRow; 8] = [
+                (
+                    "cholesky",
+                    1,
+                    flag("upper"),
+                    rule("cholesky", true, |b, n, _, _| Ok(vec![with(b, &[n, n])])),
+                    host!(cholesky_kernel),
+                ),
+                (
+                    "inv",
+                    1,
+                    vec![],
+                    rule("inv", true, |b, n, _, _| Ok(vec![with(b, &[n, n])])),
+                    host!(inv_kernel),
+                ),
+                ("solve", 2, vec![], Arc::new(solve_rule), host!(solve_kernel)),
+                (
+                    "slogdet",
+                    1,
+                    vec![],
+                    rule("slogdet", true, |b, _, _, _| Ok(vec![b.to_vec(), b.to_vec()])),
+                    host!(slogdet_kernel),
+                ),
+                (
+                    "det",
+                    1,
+                    vec![],
+                    rule("det", true, |b, _, _, _| Ok(vec![b.to_vec()])),
+                    host!(det_kernel),
+                ),
+                (
+                    "eigh",
+                    1,
+                    vec![],
+                    rule("eigh", true, |b, n, _, _| Ok(vec![with(b, &[n]), with(b, &[n, n])])),
+                    host!(eigh_kernel),
+                ),
+                (
+                    "svd",
+                    1,
+                    flag("full_matrices"),
+                    rule("svd", false, |b, m, n, attrs| {
+                        let k = m.min(n);
+                        let (u, v) = if attrs.bool("full_matrices")? { (m, n) } else { (k, k) };
+                        Ok(vec![with(b, &[m, u]), with(b, &[k]), with(b, &[v, n])])
+                    }),
+                    host!(svd_kernel),
+                ),
+                (
+                    "qr",
+                    1,
+                    flag("complete"),
+                    rule("qr", false, |b, m, n, attrs| {
+                        let k = if attrs.bool("complete")? { m } else { m.min(n) };
+                        Ok(vec![with(b, &[m, k]), with(b, &[k, n])])
+                    }),
+                    host!(qr_kernel),
+                ),
+            ];
+            for (name, inputs, attrs, shape_rule, kernel) in ops {
+                let name = format!("linalg::{name}");
+                ext::define_op(OpDef {
+                    name: name.clone(),
+                    inputs,
+                    attrs,
+                    shape_rule,
+                })?;
+                ext::register_kernel(&name, "cpu", kernel)?;
+            }
+            Ok(())
+        })
+        .clone()
+}
+
+/// `solve`'s rule: square `x1` (..., n, n) and `x2` (..., n, k) with the
+/// same batch (the array layer broadcasts and shapes them first).
+fn solve_rule(inputs: &[TensorMeta], attrs: &Attrs) -> Result<Vec<TensorMeta>> {
+    // x1 alone: a stack of square real matrices.
+    rule("solve", true, |b, n, _, _| Ok(vec![with(b, &[n, n])]))(&inputs[..1], attrs)?;
+    let (a, y) = (&inputs[0], &inputs[1]);
+    let n = a.shape.len();
+    if y.dtype != a.dtype || y.shape.len() != n || y.shape[..n - 1] != a.shape[..n - 1] {
+        return Err(Error::ShapeMismatch {
+            op: "solve".into(),
+            shapes: vec![a.shape.clone(), y.shape.clone()],
+            reason: "x2 must be (..., n, k) of x1's dtype for x1 of (..., n, n)".into(),
+        });
+    }
+    Ok(vec![y.clone()])
+}
+
+/// Calls `linalg::<name>` on `inputs`.
+fn call(name: &str, inputs: &[&Array], attrs: &Attrs) -> Result<Vec<Array>> {
+    defined()?;
+    ext::call(&format!("linalg::{name}"), inputs, attrs)
+}
+
+fn flag(name: &str, value: bool) -> Attrs {
+    Attrs::new().with(name, AttrValue::Bool(value))
+}
+
+fn one(mut outputs: Vec<Array>) -> Array {
+    outputs.swap_remove(0)
+}
+
+/// The Cholesky factor of each symmetric positive-definite matrix: lower
+/// (`x = L Lᵀ`), or upper (`x = Uᵀ U`) with `upper`. Only the lower
+/// triangle of `x` is read.
+pub fn cholesky(x: &Array, upper: bool) -> Result<Array> {
+    call("cholesky", &[x], &flag("upper", upper)).map(one)
+}
+
+/// The inverse of each square matrix; a singular one is an error.
+pub fn inv(x: &Array) -> Result<Array> {
+    call("inv", &[x], &Attrs::new()).map(one)
+}
+
+/// `x` with `x1 @ x = x2` for each square `x1`: `x2` is a vector of shape
+/// `(n,)` or a stack of `(n, k)` matrices (batches broadcast).
+pub fn solve(x1: &Array, x2: &Array) -> Result<Array> {
+    crate::dispatch::same_device("solve", &[x1, x2])?;
+    let vector = x2.ndim() == 1;
+    let x2 = if vector { x2.expand_dims(-1)? } else { x2.clone() };
+    if x1.ndim() < 2 {
+        return Err(Error::invalid_argument(
+            "solve",
+            format!("x1 must be a stack of matrices, got shape {:?}", x1.shape()),
+        ));
+    }
+    let batch_of = |x: &Array| x.shape()[..x.ndim() - 2].to_vec();
+    let batch = crate::shape::broadcast_shapes("solve", &[&batch_of(x1), &batch_of(&x2)])?;
+    let full = |x: &Array| -> Result<Array> {
+        let shape: Vec<usize> = batch.iter().chain(&x.shape()[x.ndim() - 2..]).copied().collect();
+        x.broadcast_to(&shape)
+    };
+    let x = call("solve", &[&full(x1)?, &full(&x2)?], &Attrs::new()).map(one)?;
+    if vector {
+        x.squeeze(-1)
+    } else {
+        Ok(x)
+    }
+}
+
+/// The determinant of each square matrix.
+pub fn det(x: &Array) -> Result<Array> {
+    call("det", &[x], &Attrs::new()).map(one)
+}
+
+/// The sign (-1, 0 or 1) and the natural log of the absolute value of
+/// each square matrix's determinant, which overflow neither.
+pub fn slogdet(x: &Array) -> Result<(Array, Array)> {
+    let mut out = call("slogdet", &[x], &Attrs::new())?;
+    let log = out.pop().expect("two outputs");
+    Ok((out.pop().expect("two outputs"), log))
+}
+
+/// The eigenvalues (ascending) and eigenvectors (columns) of each
+/// symmetric matrix; only the lower triangle is read.
+pub fn eigh(x: &Array) -> Result<(Array, Array)> {
+    let mut out = call("eigh", &[x], &Attrs::new())?;
+    let vectors = out.pop().expect("two outputs");
+    Ok((out.pop().expect("two outputs"), vectors))
+}
+
+/// The eigenvalues (ascending) of each symmetric matrix.
+pub fn eigvalsh(x: &Array) -> Result<Array> {
+    Ok(eigh(x)?.0)
+}
+
+/// `(U, S, Vh)` with `x = U diag(S) Vh` for each matrix, singular values
+/// descending; `U` and `Vh` are square with `full_matrices`, else reduced.
+pub fn svd(x: &Array, full_matrices: bool) -> Result<(Array, Array, Array)> {
+    let mut out = call("svd", &[x], &flag("full_matrices", full_matrices))?;
+    let vh = out.pop().expect("three outputs");
+    let s = out.pop().expect("three outputs");
+    Ok((out.pop().expect("three outputs"), s, vh))
+}
+
+/// The singular values of each matrix, descending.
+pub fn svdvals(x: &Array) -> Result<Array> {
+    Ok(svd(x, false)?.1)
+}
+
+/// `(Q, R)` with `x = Q R`, `Q` orthonormal columns and `R` upper
+/// triangular; `Q` square with `complete`, else reduced.
+pub fn qr(x: &Array, complete: bool) -> Result<(Array, Array)> {
+    let mut out = call("qr", &[x], &flag("complete", complete))?;
+    let r = out.pop().expect("two outputs");
+    Ok((out.pop().expect("two outputs"), r))
+}
+
+/// The default relative cutoff of `pinv` and `matrix_rank`: the standard's
+/// `max(M, N) * eps` of the dtype.
+fn default_rtol(x: &Array) -> f64 {
+    let n = x.ndim();
+    let size = x.shape()[n - 2].max(x.shape()[n - 1]) as f64;
+    let eps = if x.dtype() == DType::F32 {
+        f32::EPSILON as f64
+    } else {
+        f64::EPSILON
+    };
+    size * eps
+}
+
+/// Singular values above `rtol` times the largest, as a `bool` mask.
+fn significant(s: &Array, rtol: f64) -> Result<Array> {
+    let cutoff = crate::max(s, -1, true)?.multiply(rtol)?;
+    s.greater(&cutoff)
+}
+
+/// The Moore-Penrose pseudo-inverse of each matrix, from its SVD: singular
+/// values at or below `rtol` times the largest (default `max(M, N) * eps`)
+/// count as zero.
+pub fn pinv(x: &Array, rtol: Option<f64>) -> Result<Array> {
+    if x.ndim() < 2 {
+        return Err(Error::invalid_argument(
+            "pinv",
+            format!("needs a stack of matrices, got shape {:?}", x.shape()),
+        ));
+    }
+    let (u, s, vh) = svd(x, false)?;
+    let rtol = rtol.unwrap_or_else(|| default_rtol(x));
+    let inverted = crate::where_(&significant(&s, rtol)?, &s.reciprocal()?, 0.0)?;
+    vh.matrix_transpose()?
+        .multiply(&inverted.expand_dims(-2)?)?
+        .matmul(&u.matrix_transpose()?)
+}
+
+/// The rank of each matrix: how many singular values exceed `rtol` times
+/// the largest (default `max(M, N) * eps`).
+pub fn matrix_rank(x: &Array, rtol: Option<f64>) -> Result<Array> {
+    if x.ndim() < 2 {
+        return Err(Error::invalid_argument(
+            "matrix_rank",
+            format!("needs a stack of matrices, got shape {:?}", x.shape()),
+        ));
+    }
+    let s = svdvals(x)?;
+    crate::count_nonzero(&significant(&s, rtol.unwrap_or_else(|| default_rtol(x)))?, -1, false)
+}
