@@ -193,6 +193,7 @@ fn kind(e: &Error) -> &'static str {
         Error::InvalidDType { .. } => "InvalidDType",
         Error::Backend { .. } => "Backend",
         Error::Plugin { .. } => "Plugin",
+        Error::NoKernel { .. } => "NoKernel",
         _ => "Other",
     }
 }

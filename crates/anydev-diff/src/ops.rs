@@ -104,7 +104,8 @@ fn binary(name: &str) -> Option<Binary> {
 const ONE_ARRAY: &[&str] = &[
     "astype", "sum", "prod", "min", "max", "mean", "all", "any", "logsumexp", "var", "std", "argmin", "argmax",
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "slice", "repeat", "clip", "roll", "flip",
-    "count_nonzero", "diff", "fftshift", "ifftshift", "diagonal", "trace", "vector_norm", "matrix_norm", "matrix_power", "unique_all.values", "unique_all.indices", "unique_all.inverse_indices",
+    "count_nonzero", "diff", "fftshift", "ifftshift", "det", "inv", "cholesky", "eigvalsh", "svdvals", "pinv",
+    "matrix_rank", "slogdet.sign", "slogdet.logabsdet", "diagonal", "trace", "vector_norm", "matrix_norm", "matrix_power", "unique_all.values", "unique_all.indices", "unique_all.inverse_indices",
     "unique_all.counts",
 ];
 
@@ -118,7 +119,8 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         // unless it is the scalar.
         "assign_slice" => 1 + usize::from(kw.scalar.is_none()),
         "assign_mask" => 2 + usize::from(kw.scalar.is_none()),
-        "searchsorted" | "take" | "matmul" | "isin" | "take_along_axis" | "index_mask" | "outer" | "cross" => 2,
+        "searchsorted" | "take" | "matmul" | "isin" | "take_along_axis" | "index_mask" | "outer" | "cross"
+        | "solve" => 2,
         _ if binary(op).is_some() => 2 - usize::from(kw.scalar.is_some()),
         _ if unary(op).is_some() || ONE_ARRAY.contains(&op) => 1,
         _ => return Err(format!("unknown op {op:?}")),
@@ -164,6 +166,7 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         "take" => ad::take(&args[0], &args[1], kw.axis),
         "isin" => ad::isin(&args[0], &args[1], kw.invert),
         "outer" => ad::outer(&args[0], &args[1]),
+        "solve" => ad::solve(&args[0], &args[1]),
         "cross" => ad::cross(&args[0], &args[1], kw.axis.unwrap_or(-1)),
         "index_arrays" => args[0].index_arrays(&args[1..].iter().collect::<Vec<_>>()),
         "index_mask" => args[0].index_mask(&args[1]),
@@ -221,6 +224,15 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
                 "diff" => ad::diff(x, kw.axis.unwrap_or(-1), kw.n),
                 "fftshift" => ad::fft::fftshift(x, axes()),
                 "ifftshift" => ad::fft::ifftshift(x, axes()),
+                "det" => ad::det(x),
+                "inv" => ad::inv(x),
+                "cholesky" => ad::cholesky(x, false),
+                "eigvalsh" => ad::eigvalsh(x),
+                "svdvals" => ad::svdvals(x),
+                "pinv" => ad::pinv(x, None),
+                "matrix_rank" => ad::matrix_rank(x, None),
+                "slogdet.sign" => ad::slogdet(x).map(|(sign, _)| sign),
+                "slogdet.logabsdet" => ad::slogdet(x).map(|(_, log)| log),
                 "diagonal" => ad::diagonal(x, kw.offset),
                 "trace" => ad::trace(x, kw.offset),
                 "vector_norm" => ad::vector_norm(x, axes(), kw.keepdims, norm_ord(kw)?),
