@@ -184,3 +184,80 @@ fn manifests_are_read_in_sorted_order() {
     let names: Vec<&str> = rt.backends().iter().map(|b| b.name()).collect();
     assert_eq!(names, ["alpha", "mid", "zeta"]);
 }
+
+#[test]
+fn a_plugin_named_like_a_built_in_is_refused_with_its_origin() {
+    let dir = scratch("built-in-name");
+    let m = manifest(&dir, "cpu.json", "cpu", &good_plugin(), "");
+    let config = anydev_core::RuntimeConfig {
+        plugins: anydev_core::plugin::PluginConfig {
+            search_dirs: vec![dir.clone()],
+            direct: None,
+        },
+        ..Default::default()
+    };
+    // A stand-in for the built-in CPU: the name is what counts.
+    let built_in = anydev_core::BackendProvider::new("cpu", 0, || {
+        Err(anydev_core::InitError::Unavailable("a stand-in".into()))
+    });
+    let rt = anydev_core::Runtime::with_plugins(vec![built_in], config);
+    assert_eq!(rt.backends().len(), 1, "only the built-in is registered");
+    let problem = rt.problems().join("\n");
+    assert!(
+        problem.contains("built-in backend") && problem.contains(m.to_str().unwrap()),
+        "{problem}"
+    );
+}
+
+#[test]
+fn an_unresolved_symbol_is_a_load_failure_naming_the_symbol() {
+    let lib = c_plugin("unresolved", &[("TEST_UNRESOLVED", "1")]);
+    let rt = runtime(&[], Some(&format!("unresolved:{}", lib.display())));
+    let reason = failure(&rt, "unresolved");
+    for needle in [
+        "cannot be loaded as a shared library",
+        "anydev_test_no_library_defines_this",
+        lib.to_str().unwrap(),
+    ] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
+}
+
+#[test]
+fn a_missing_dependency_is_named_in_the_loaders_words() {
+    let dir = scratch("dependency");
+    c_library(&dir, "anydev_test_dep", "void anydev_test_dependency(void) {}\n");
+    let link = [
+        std::ffi::OsString::from("-L"),
+        dir.clone().into_os_string(),
+        "-lanydev_test_dep".into(),
+    ];
+    let link: Vec<&std::ffi::OsStr> = link.iter().map(|a| a.as_os_str()).collect();
+    let lib = c_plugin_with("dependency", &[("TEST_DEPENDENCY", "1")], &link);
+    std::fs::remove_file(dir.join("libanydev_test_dep.so")).unwrap();
+    let rt = runtime(&[], Some(&format!("dependent:{}", lib.display())));
+    let reason = failure(&rt, "dependent");
+    assert!(reason.contains("libanydev_test_dep.so"), "{reason}");
+}
+
+#[test]
+fn a_plugin_with_no_devices_is_unavailable_naming_plugin_library_and_manifest() {
+    let dir = scratch("no-devices");
+    let lib = c_plugin("zero", &[("TEST_DEVICES", "0")]);
+    let m = manifest(&dir, "empty.json", "empty", &lib, "");
+    let rt = runtime(&[&dir], None);
+    let BackendStatus::Unavailable { reason } = status(&rt, "empty") else {
+        panic!("{:?}", status(&rt, "empty"))
+    };
+    for needle in ["plugin empty", lib.to_str().unwrap(), m.to_str().unwrap(), "0 devices"] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
+}
+
+#[test]
+fn missing_required_calls_are_listed_at_load() {
+    let lib = c_plugin("no_caps", &[("TEST_NO_CAPABILITIES", "1")]);
+    let rt = runtime(&[], Some(&format!("nocaps:{}", lib.display())));
+    let reason = failure(&rt, "nocaps");
+    assert!(reason.contains("lacks required calls: device_capabilities"), "{reason}");
+}

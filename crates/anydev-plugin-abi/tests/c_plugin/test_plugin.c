@@ -13,6 +13,15 @@
  *                             past struct_size would crash
  *   TEST_NO_ENTRY             do not export the entry symbol
  *   TEST_INIT_FAILS           initialize returns an error
+ *   TEST_INIT_CRASHES         initialize dies of SIGSEGV
+ *   TEST_ADD_CRASHES          execute of add dies of SIGSEGV
+ *   TEST_UNRESOLVED           initialize calls a function no library defines
+ *                             (a load failure under immediate binding)
+ *   TEST_DEPENDENCY           initialize calls anydev_test_dependency(),
+ *                             defined in a library the test links and
+ *                             then removes
+ *   TEST_DEVICES              the number of devices (default 1)
+ *   TEST_NO_CAPABILITIES      leave the required device_capabilities NULL
  *
  * It also exports anydev_test_layout, the sizes and offsets of the ABI
  * types as this C compiler sees them, for the test to compare with Rust.
@@ -20,6 +29,7 @@
 #define _DEFAULT_SOURCE
 #include "anydev_plugin.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +41,16 @@
 #endif
 #ifndef TEST_MINOR
 #define TEST_MINOR ANYDEV_ABI_VERSION_MINOR
+#endif
+#ifndef TEST_DEVICES
+#define TEST_DEVICES 1
+#endif
+
+#ifdef TEST_UNRESOLVED
+void anydev_test_no_library_defines_this(void);
+#endif
+#ifdef TEST_DEPENDENCY
+void anydev_test_dependency(void);
 #endif
 
 struct AnydevError {
@@ -78,6 +98,15 @@ static AnydevStatus initialize(const AnydevInitArgs *args, AnydevContext **out) 
   (void)out;
   return fail(ANYDEV_ERROR_INTERNAL, "simulated driver failure: firmware not loaded");
 #else
+#ifdef TEST_INIT_CRASHES
+  raise(SIGSEGV);
+#endif
+#ifdef TEST_UNRESOLVED
+  anydev_test_no_library_defines_this();
+#endif
+#ifdef TEST_DEPENDENCY
+  anydev_test_dependency();
+#endif
   if (!args || args->host_version.major != ANYDEV_ABI_VERSION_MAJOR)
     return fail(ANYDEV_ERROR_INVALID_ARGUMENT, "host speaks another major ABI version");
   AnydevContext *ctx = calloc(1, sizeof *ctx);
@@ -94,7 +123,7 @@ static AnydevStatus shutdown_ctx(AnydevContext *ctx) {
 
 static AnydevStatus device_count(AnydevContext *ctx, uint32_t *out) {
   (void)ctx;
-  *out = 1;
+  *out = TEST_DEVICES;
   return NULL;
 }
 
@@ -126,7 +155,9 @@ static const AnydevAttribute attributes[] = {
     {"ctest.language", ANYDEV_ATTR_STRING, 0, 0, 0.0, "C99", NULL, 0},
 };
 
-static AnydevStatus device_capabilities(AnydevContext *ctx, AnydevDevice *dev, AnydevAttributeList *out) {
+/* Unused under TEST_NO_CAPABILITIES. */
+__attribute__((unused)) static AnydevStatus device_capabilities(AnydevContext *ctx, AnydevDevice *dev,
+                                                               AnydevAttributeList *out) {
   (void)ctx;
   (void)dev;
   out->attributes = attributes;
@@ -315,6 +346,9 @@ static AnydevStatus execute(AnydevContext *ctx, AnydevStream *s, const AnydevOpC
       for (uint64_t i = 0; i < n; i++) *element(out, out->shape, out->ndim, i) = operand_value(&call->inputs[0], out, i);
       return NULL;
     case ANYDEV_OP_ADD:
+#ifdef TEST_ADD_CRASHES
+      raise(SIGSEGV);
+#endif
       for (uint64_t i = 0; i < n; i++)
         *element(out, out->shape, out->ndim, i) =
             operand_value(&call->inputs[0], out, i) + operand_value(&call->inputs[1], out, i);
@@ -335,7 +369,11 @@ static const AnydevPluginApi api = {
     .device_count = device_count,
     .get_device = get_device,
     .device_properties = device_properties,
+#ifdef TEST_NO_CAPABILITIES
+    .device_capabilities = NULL,
+#else
     .device_capabilities = device_capabilities,
+#endif
     .op_supported = op_supported,
     .memory_kinds = NULL, /* device memory only */
     .device_synchronize = device_synchronize,
