@@ -15,6 +15,9 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
 
+/// The row that stands for the plugin loading at all.
+pub const LOAD_CASE: &str = "abi::plugin_loads";
+
 /// One line of the report.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
@@ -52,6 +55,22 @@ pub struct Summary {
 }
 
 impl Report {
+    /// Records why the run could not start as its one failed row, so that
+    /// the summary and the JSON count it: a plugin that does not load is
+    /// a failed certification, never an empty pass.
+    pub fn fail_to_start(&mut self, reason: String) {
+        self.rows.push(Row {
+            name: LOAD_CASE.to_owned(),
+            case: LOAD_CASE.to_owned(),
+            device: "-".to_owned(),
+            dtype: None,
+            outcome: "fail",
+            reason: reason.clone(),
+        });
+        self.summary.failed += 1;
+        self.error = Some(reason);
+    }
+
     /// Whether the plugin passed: it loaded and nothing failed.
     pub fn success(&self) -> bool {
         self.error.is_none() && self.summary.failed == 0
@@ -64,7 +83,14 @@ impl Report {
     /// A table (case, device, dtype, outcome, reason) and the summary line.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "plugin {} ({})", self.plugin, self.library);
+        let _ = writeln!(out, "plugin {} (library {})", self.plugin, self.library);
+        if !self.devices.is_empty() {
+            let _ = writeln!(
+                out,
+                "devices under test: {} (all of this library's; the CPU serves only as a reference)",
+                self.devices.join(", ")
+            );
+        }
         if let Some(e) = &self.error {
             let _ = writeln!(out, "error: {e}");
         }
@@ -106,9 +132,8 @@ pub fn run(path: &Path, filter: Option<&str>) -> Report {
         rows: Vec::new(),
         summary: Summary::default(),
     };
-    match run_into(path, filter, &mut report) {
-        Ok(()) => {}
-        Err(e) => report.error = Some(e),
+    if let Err(e) = run_into(path, filter, &mut report) {
+        report.fail_to_start(e);
     }
     report
 }
@@ -117,6 +142,7 @@ fn run_into(path: &Path, filter: Option<&str>, report: &mut Report) -> Result<()
     let (spec, known) = spec_for(path)?;
     report.plugin = spec.name.clone();
     report.library = spec.library.display().to_string();
+    refuse_built_in_name(&spec)?;
     let name = spec.name.clone();
     let runtime: &'static Runtime = Box::leak(Box::new(Runtime::new(
         vec![anydev_cpu::provider(), plugin::provider(Entry::Plugin(spec))],
@@ -134,6 +160,7 @@ fn run_into(path: &Path, filter: Option<&str>, report: &mut Report) -> Result<()
             record.status().reason().unwrap_or("")
         ));
     }
+    // The record is the plugin's own: no built-in shares its name.
     let under_test = record.devices();
     report.devices = under_test.iter().map(Device::to_string).collect();
     let plan = Plan {
@@ -212,6 +239,23 @@ fn memory_returned(runtime: &Runtime, device: Device) -> Outcome {
         )),
         Err(e) => Outcome::Fail(format!("memory_stats on {device}: {e}")),
     }
+}
+
+/// Refuses a plugin named like a built-in backend: the runtime would give
+/// that name to the built-in, so certifying it would test the wrong code.
+fn refuse_built_in_name(spec: &PluginSpec) -> Result<(), String> {
+    let built_in: Vec<String> = anydev_array::backends::builtin_providers()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    if built_in.contains(&spec.name) {
+        return Err(spec.describe(format!(
+            "the name {:?} belongs to a built-in backend ({}), which anydev would use instead of this library; give the plugin another name (in its manifest, or by renaming the library)",
+            spec.name,
+            built_in.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// The plugin to load and the known failures its package lists.

@@ -162,3 +162,74 @@ fn a_missing_plugin_is_an_error_not_an_empty_pass() {
         .unwrap_or("")
         .contains("/nonexistent/libnothing.so"));
 }
+
+/// Writes `dir/<name>.json`, a manifest for `library` with `options`.
+fn manifest(dir: &Path, name: &str, library: &Path, options: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.json"));
+    let text = format!(
+        r#"{{"file_format_version": "1.0.0", "name": "{name}", "library_path": "{}", "options": {options}}}"#,
+        library.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_plugin_named_like_a_built_in_is_refused_not_certified_as_the_built_in() {
+    let dir = scratch("built-in-names");
+    for name in ["cpu", "cuda", "wgpu"] {
+        let report = run(&manifest(&dir, name, &good_plugin(&dir), "{}"), None);
+        assert!(!report.success(), "{}", report.to_text());
+        assert_eq!(report.summary.passed, 0, "{}", report.to_text());
+        let error = report.error.clone().unwrap_or_default();
+        assert!(error.contains("built-in backend"), "{error}");
+    }
+    // A library file named like a built-in is refused the same way.
+    let lib = dir.join(format!(
+        "{}cpu{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    std::fs::copy(good_plugin(&dir), &lib).unwrap();
+    let report = run(&lib, None);
+    assert!(!report.success() && report.summary.passed == 0, "{}", report.to_text());
+}
+
+#[test]
+fn a_plugin_that_does_not_load_is_a_counted_failure() {
+    let dir = scratch("unloadable");
+    let junk = dir.join("libjunk.so");
+    std::fs::write(&junk, b"not a shared library").unwrap();
+    let report = run(&junk, None);
+    assert!(!report.success());
+    assert_eq!(report.summary.failed, 1, "{}", report.to_text());
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(json["summary"]["failed"], 1);
+    let text = report.to_text();
+    assert!(text.contains("cannot be loaded as a shared library"), "{text}");
+    assert!(text.lines().any(|l| l == "0 passed, 1 failed, 0 skipped"), "{text}");
+}
+
+#[test]
+fn a_device_without_divide_or_bool_skips_the_cases_that_need_them() {
+    let dir = scratch("gaps");
+    let sim = locate::sim_library();
+    for (name, options, needle) in [
+        ("nodivide", r#"{"refuse_ops": ["divide"]}"#, "needs op divide"),
+        ("nobool", r#"{"refuse_dtypes": ["bool"]}"#, "needs"),
+    ] {
+        let m = manifest(&dir, name, &sim, options);
+        for filter in ["reductions::", "placement::"] {
+            let report = run(&m, Some(filter));
+            assert!(report.success(), "{}", report.to_text());
+            assert!(report.summary.passed > 0, "{}", report.to_text());
+            if name == "nodivide" && filter == "reductions::" {
+                let skips = reasons(&report, "skip");
+                assert!(
+                    skips.iter().any(|s| s.contains("mean_axes") && s.contains(needle)),
+                    "{skips:#?}"
+                );
+            }
+        }
+    }
+}
