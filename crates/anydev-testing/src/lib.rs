@@ -18,6 +18,7 @@
 pub mod case;
 pub mod cases;
 pub mod conformance;
+pub mod isolated;
 pub mod known;
 pub mod locate;
 pub mod reference;

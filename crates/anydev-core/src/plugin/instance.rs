@@ -116,6 +116,19 @@ impl Instance {
         f: Option<F>,
         invoke: impl FnOnce(F) -> AnydevStatus,
     ) -> Result<(), CallError> {
+        self.call_op(call, None, f, invoke)
+    }
+
+    /// As [`Instance::call`], for a call that runs the op of ABI code
+    /// `op_code`; the call watcher (if any) hears of it first.
+    fn call_op<F: Copy>(
+        &self,
+        call: &'static str,
+        op_code: Option<u32>,
+        f: Option<F>,
+        invoke: impl FnOnce(F) -> AnydevStatus,
+    ) -> Result<(), CallError> {
+        super::watch::entering(call, op_code);
         let Some(f) = f else {
             return Err(self.error(
                 call,
@@ -448,7 +461,7 @@ impl Instance {
     }
 
     pub fn execute(&self, stream: *mut AnydevStream, call: &AnydevOpCall) -> Result<(), CallError> {
-        self.call("execute", self.table.api.execute, |f| {
+        self.call_op("execute", Some(call.op_code), self.table.api.execute, |f| {
             // SAFETY: live context and stream; `call` and the arrays it
             // points at live across the call (built by the codec's `encode`).
             unsafe { f(self.context, stream, call) }

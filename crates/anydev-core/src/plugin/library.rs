@@ -61,11 +61,14 @@ impl Table {
     }
 }
 
+/// Whether a table has one particular call.
+type HasCall = fn(&AnydevPluginApi) -> bool;
+
 /// The calls every plugin must implement, each with its presence test:
 /// without them the host can neither report errors, find and describe
 /// devices, nor move data. Every other call may be NULL (the header says
 /// what NULL means for each; `execute` NULL is a device that runs no op).
-const REQUIRED_CALLS: &[(&str, fn(&AnydevPluginApi) -> bool)] = &[
+const REQUIRED_CALLS: &[(&str, HasCall)] = &[
     ("error_code", |a| a.error_code.is_some()),
     ("error_message", |a| a.error_message.is_some()),
     ("error_destroy", |a| a.error_destroy.is_some()),

@@ -15,9 +15,11 @@ mod discovery;
 mod instance;
 mod library;
 mod manifest;
+mod watch;
 
 pub use discovery::{discover, Discovery, Entry, PluginConfig, PluginSpec};
 pub use manifest::{Manifest, DEFAULT_PRIORITY};
+pub use watch::{watch_calls, CallWatcher};
 
 use crate::backend::Backend;
 use crate::runtime::{BackendProvider, InitError};
