@@ -261,3 +261,55 @@ fn missing_required_calls_are_listed_at_load() {
     let reason = failure(&rt, "nocaps");
     assert!(reason.contains("lacks required calls: device_capabilities"), "{reason}");
 }
+
+/// Runs `lhs + lhs` on device `dev` of `rt`.
+fn add_twice(rt: &anydev_core::Runtime, dev: Device, lhs: &[f32]) -> anydev_core::Result<Vec<f32>> {
+    let backend = rt.backend(dev).unwrap();
+    let stream = backend.default_stream(dev.index()).unwrap();
+    let a = upload(rt, dev, lhs);
+    let out = upload(rt, dev, &vec![0.0; lhs.len()]);
+    let shape = [lhs.len()];
+    let add = Op::Binary {
+        op: BinaryOp::Add,
+        lhs: Operand::Tensor(vector(&a, &shape)),
+        rhs: Operand::Tensor(vector(&a, &shape)),
+        out: vector(&out, &shape),
+    };
+    backend.execute(&stream, &add)?;
+    Ok(download(&out))
+}
+
+#[test]
+fn tables_of_abi_1_0_and_1_1_still_load_and_run() {
+    for (minor, end) in [
+        ("0", offset_of!(AnydevPluginApi, buffer_host_pointer)),
+        ("1", offset_of!(AnydevPluginApi, op_supported_signature)),
+    ] {
+        let size = end.to_string();
+        let lib = c_plugin(
+            &format!("abi1_{minor}"),
+            &[("TEST_MINOR", minor), ("TEST_TABLE_SIZE", &size)],
+        );
+        let name = format!("old{minor}");
+        let rt = runtime(&[], Some(&format!("{name}:{}", lib.display())));
+        assert_eq!(status(&rt, &name), BackendStatus::Available { devices: 1 });
+        let dev = device(&format!("{name}:0"));
+        assert_eq!(add_twice(&rt, dev, &[1.0, 2.5]).unwrap(), [2.0, 5.0]);
+    }
+}
+
+#[test]
+fn a_signature_the_plugin_refuses_is_unsupported_and_never_executed() {
+    let lib = c_plugin("signature", &[("TEST_SIGNATURE_NO_ADD", "1")]);
+    let rt = runtime(&[], Some(&format!("sig:{}", lib.display())));
+    let dev = device("sig:0");
+    assert!(rt.backend(dev).unwrap().supports(
+        0,
+        anydev_core::ops::OpCode::Binary(BinaryOp::Add),
+        anydev_core::DType::F32
+    ));
+    match add_twice(&rt, dev, &[1.0]) {
+        Err(Error::Unsupported { op, .. }) => assert_eq!(op, "add"),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}

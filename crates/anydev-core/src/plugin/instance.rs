@@ -220,6 +220,42 @@ impl Instance {
         Ok(out != 0)
     }
 
+    /// Whether the device runs `call`'s exact signature (its output dtype
+    /// and every input's), asked through `op_supported_signature` (ABI
+    /// 1.2); `true` when the plugin leaves that call out, so that
+    /// `op_supported` alone decides.
+    pub fn signature_supported(&self, index: usize, call: &AnydevOpCall) -> Result<bool, CallError> {
+        if self.table.api.op_supported_signature.is_none() {
+            return Ok(true);
+        }
+        let inputs: &[AnydevOperand] = if call.num_inputs == 0 || call.inputs.is_null() {
+            &[]
+        } else {
+            // SAFETY: the codec built `call` with `num_inputs` operands at
+            // `inputs`, alive for the whole execute (this call included).
+            unsafe { std::slice::from_raw_parts(call.inputs, call.num_inputs) }
+        };
+        let dtypes: Vec<u32> = inputs
+            .iter()
+            .map(|o| match o.kind {
+                ANYDEV_OPERAND_SCALAR => o.scalar.dtype,
+                _ => o.tensor.dtype,
+            })
+            .collect();
+        let mut signature = AnydevOpSignature::new_sized();
+        signature.op_code = call.op_code;
+        signature.output_dtype = call.output.dtype;
+        signature.input_dtypes = dtypes.as_ptr();
+        signature.num_inputs = dtypes.len();
+        let mut out = 0u8;
+        self.call("op_supported_signature", self.table.api.op_supported_signature, |f| {
+            // SAFETY: live context and device; `signature` and the dtypes it
+            // points at live across the call; the out-pointer is a local.
+            unsafe { f(self.context, self.device(index), &signature, &mut out) }
+        })?;
+        Ok(out != 0)
+    }
+
     pub fn memory_kinds(&self, index: usize) -> Result<u32, CallError> {
         let mut out = 0u32;
         self.call("memory_kinds", self.table.api.memory_kinds, |f| {

@@ -22,6 +22,9 @@
  *                             then removes
  *   TEST_DEVICES              the number of devices (default 1)
  *   TEST_NO_CAPABILITIES      leave the required device_capabilities NULL
+ *   TEST_SIGNATURE_NO_ADD     op_supported_signature (ABI 1.2) refuses add,
+ *                             which op_supported accepts; execute of add
+ *                             then fails loudly, as the host must not call it
  *
  * It also exports anydev_test_layout, the sizes and offsets of the ABI
  * types as this C compiler sees them, for the test to compare with Rust.
@@ -178,6 +181,16 @@ static AnydevStatus op_supported(AnydevContext *ctx, AnydevDevice *dev, uint32_t
   *out = dtype == ANYDEV_DTYPE_F32 && (op == ANYDEV_OP_FILL || op == ANYDEV_OP_COPY || op == ANYDEV_OP_ADD);
   return NULL;
 }
+
+#ifdef TEST_SIGNATURE_NO_ADD
+static AnydevStatus op_supported_signature(AnydevContext *ctx, AnydevDevice *dev, const AnydevOpSignature *sig,
+                                           uint8_t *out) {
+  (void)ctx;
+  (void)dev;
+  *out = sig->op_code != ANYDEV_OP_ADD;
+  return NULL;
+}
+#endif
 
 static AnydevStatus device_synchronize(AnydevContext *ctx, AnydevDevice *dev) {
   (void)ctx;
@@ -352,6 +365,9 @@ static AnydevStatus execute(AnydevContext *ctx, AnydevStream *s, const AnydevOpC
       for (uint64_t i = 0; i < n; i++) *element(out, out->shape, out->ndim, i) = operand_value(&call->inputs[0], out, i);
       return NULL;
     case ANYDEV_OP_ADD:
+#ifdef TEST_SIGNATURE_NO_ADD
+      return fail(ANYDEV_ERROR_INTERNAL, "execute of add despite op_supported_signature saying no");
+#endif
 #ifdef TEST_ADD_CRASHES
       CRASH();
 #endif
@@ -399,6 +415,9 @@ static const AnydevPluginApi api = {
     .copy_device_to_device = copy_d2d,
     .fill = fill_bytes,
     .execute = execute,
+#ifdef TEST_SIGNATURE_NO_ADD
+    .op_supported_signature = op_supported_signature,
+#endif
 };
 
 #ifdef TEST_TABLE_SIZE
@@ -457,6 +476,12 @@ __attribute__((visibility("default"))) const AnydevTestLayout anydev_test_layout
     OFFSET(AnydevPluginApi, execute),
     OFFSET(AnydevPluginApi, buffer_host_pointer),
     OFFSET(AnydevPluginApi, buffer_import),
+    OFFSET(AnydevPluginApi, op_supported_signature),
+    SIZE(AnydevOpSignature),
+    OFFSET(AnydevOpSignature, op_code),
+    OFFSET(AnydevOpSignature, output_dtype),
+    OFFSET(AnydevOpSignature, input_dtypes),
+    OFFSET(AnydevOpSignature, num_inputs),
     SIZE(AnydevInitArgs),
     OFFSET(AnydevInitArgs, plugin_name),
     OFFSET(AnydevInitArgs, options_json),
