@@ -32,14 +32,22 @@ fn compile(source: &str, name: &str, dir: &Path) -> PathBuf {
         .debug(false)
         .get_compiler();
     let mut cmd = compiler.to_command();
-    cmd.args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared"])
-        .arg("-I")
-        .arg(root.join("crates/anydev-plugin-abi/include"))
-        .arg("-I")
-        .arg(root.join("crates/anydev-plugin-abi/tests/c_plugin"))
-        .arg(root.join(source))
-        .arg("-o")
-        .arg(&out);
+    cmd.args([
+        "-std=c99",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-Wpedantic",
+        "-fPIC",
+        "-shared",
+    ])
+    .arg("-I")
+    .arg(root.join("crates/anydev-plugin-abi/include"))
+    .arg("-I")
+    .arg(root.join("crates/anydev-plugin-abi/tests/c_plugin"))
+    .arg(root.join(source))
+    .arg("-o")
+    .arg(&out);
     let result = cmd.output().expect("run the C compiler");
     assert!(
         result.status.success(),
@@ -59,6 +67,18 @@ fn broken_plugin(dir: &Path) -> PathBuf {
         "ctest_broken_add",
         dir,
     )
+}
+
+/// The vendor starter kit, built as its Makefile builds it, beside its manifest.
+fn template_manifest(dir: &Path) -> PathBuf {
+    compile("plugins/c-template/template.c", "anydev_template", dir);
+    let manifest = dir.join("template.json");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/c-template/template.json"),
+        &manifest,
+    )
+    .unwrap();
+    manifest
 }
 
 fn reasons(report: &Report, outcome: &str) -> Vec<String> {
@@ -232,4 +252,16 @@ fn a_device_without_divide_or_bool_skips_the_cases_that_need_them() {
             }
         }
     }
+}
+
+#[test]
+fn the_c_template_passes_and_reports_its_gaps_as_skips() {
+    let report = run(&template_manifest(&scratch("template")), None);
+    assert!(report.success(), "{}", report.to_text());
+    assert_eq!(report.devices, ["template:0"]);
+    assert!(
+        report.summary.passed >= 10 && report.summary.skipped > 0,
+        "{:?}",
+        report.summary
+    );
 }
