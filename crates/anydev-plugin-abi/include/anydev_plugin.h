@@ -379,7 +379,9 @@ typedef struct AnydevOperand {
  *               (wrapping); words w0..w3; u(a, b) = ((a << 21) | (b >> 11)) * 2^-53.
  *               Uniform: low + (high - low) * u(w0, w1), and a result that
  *               rounds to >= high (high > low) becomes the next value toward low. Normal:
- *               mean + std * sqrt(-2 ln(1 - u(w0, w1))) * cos(2 pi u(w2, w3)).
+ *               mean + std * sqrt(-2 ln(1 - u(w0, w1))) * cos(2 pi u(w2, w3)),
+ *               with log, sqrt and cos at least as accurate as f32's
+ *               (conformance compares normal values with f32 tolerance).
  *               The result must not depend on how the device splits work.
  *   take        x, indices (1-D i64, already in [0, x.shape[axis])).
  *   matmul      a [..., m, k], b [..., k, n], out [..., m, n].

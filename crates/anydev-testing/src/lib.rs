@@ -21,6 +21,7 @@ pub mod conformance;
 pub mod isolated;
 pub mod known;
 pub mod locate;
+pub mod philox;
 pub mod reference;
 pub mod runner;
 pub mod select;

@@ -11,6 +11,7 @@ mod linalg;
 mod manipulation;
 mod math_special;
 mod math_trig;
+mod ordering;
 mod placement;
 mod reductions;
 mod search;
@@ -32,6 +33,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(placement::cases());
     cases.extend(errors::cases());
     cases.extend(abi::cases());
+    cases.extend(ordering::cases());
     cases
 }
 
