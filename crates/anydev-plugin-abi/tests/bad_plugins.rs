@@ -313,3 +313,20 @@ fn a_signature_the_plugin_refuses_is_unsupported_and_never_executed() {
         other => panic!("expected Unsupported, got {other:?}"),
     }
 }
+
+#[test]
+fn dropping_the_runtime_destroys_streams_and_buffers_then_shuts_the_plugin_down() {
+    let lib = c_plugin("shutdown", &[("TEST_REPORT_SHUTDOWN", "1")]);
+    let report = scratch("shutdown").join("report.txt");
+    // Only this test's plugin reads the variable.
+    std::env::set_var("ANYDEV_TEST_SHUTDOWN_FILE", &report);
+    {
+        let rt = runtime(&[], Some(&format!("down:{}", lib.display())));
+        let dev = device("down:0");
+        let extra = rt.backend(dev).unwrap().create_stream(0).unwrap();
+        assert_eq!(add_twice(&rt, dev, &[1.0]).unwrap(), [2.0]);
+        drop(extra);
+    }
+    let text = std::fs::read_to_string(&report).expect("shutdown ran and wrote its report");
+    assert_eq!(text.trim(), "shutdown with 0 streams and 0 buffers live");
+}

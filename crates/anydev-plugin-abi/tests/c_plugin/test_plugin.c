@@ -22,6 +22,8 @@
  *                             then removes
  *   TEST_DEVICES              the number of devices (default 1)
  *   TEST_NO_CAPABILITIES      leave the required device_capabilities NULL
+ *   TEST_REPORT_SHUTDOWN      shutdown writes the live streams and buffers
+ *                             to the file $ANYDEV_TEST_SHUTDOWN_FILE
  *   TEST_SIGNATURE_NO_ADD     op_supported_signature (ABI 1.2) refuses add,
  *                             which op_supported accepts; execute of add
  *                             then fails loudly, as the host must not call it
@@ -74,6 +76,7 @@ struct AnydevDevice {
 struct AnydevContext {
   AnydevDevice device;
   uint64_t in_use, peak, allocations;
+  uint64_t streams; /* live streams */
 };
 
 struct AnydevBuffer {
@@ -126,6 +129,15 @@ static AnydevStatus initialize(const AnydevInitArgs *args, AnydevContext **out) 
 }
 
 static AnydevStatus shutdown_ctx(AnydevContext *ctx) {
+#ifdef TEST_REPORT_SHUTDOWN
+  const char *path = getenv("ANYDEV_TEST_SHUTDOWN_FILE");
+  FILE *f = path ? fopen(path, "w") : NULL;
+  if (f) {
+    fprintf(f, "shutdown with %llu streams and %llu buffers live\n", (unsigned long long)ctx->streams,
+            (unsigned long long)ctx->allocations);
+    fclose(f);
+  }
+#endif
   free(ctx);
   return NULL;
 }
@@ -237,14 +249,15 @@ static AnydevStatus memory_stats(AnydevContext *ctx, AnydevDevice *dev, AnydevMe
 }
 
 static AnydevStatus stream_create(AnydevContext *ctx, AnydevDevice *dev, AnydevStream **out) {
-  (void)ctx;
   (void)dev;
   *out = calloc(1, sizeof **out);
-  return *out ? NULL : fail(ANYDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream");
+  if (!*out) return fail(ANYDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream");
+  ctx->streams += 1;
+  return NULL;
 }
 
 static AnydevStatus stream_destroy(AnydevContext *ctx, AnydevStream *s) {
-  (void)ctx;
+  ctx->streams -= 1;
   free(s);
   return NULL;
 }
