@@ -457,7 +457,8 @@ typedef struct AnydevPluginApi {
    * and events. Device handles, strings and attribute lists die with it. */
   AnydevStatus (*shutdown)(AnydevContext *context);
 
-  /* REQUIRED. Number of devices; constant for the context's lifetime. */
+  /* REQUIRED. Number of devices; constant for the context's lifetime. 0 makes
+   * the plugin "unavailable" (reported with its name, library and manifest). */
   AnydevStatus (*device_count)(AnydevContext *context, uint32_t *out_count);
   /* REQUIRED. Device handle for index; owned by the context, valid until shutdown. */
   AnydevStatus (*get_device)(AnydevContext *context, uint32_t index, AnydevDevice **out_device);
