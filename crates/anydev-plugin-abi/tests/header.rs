@@ -179,3 +179,16 @@ fn header_abi_constants_match_the_crate() {
     }
     assert!(include_str!("../include/anydev_plugin.h").contains(&format!("\"{ENTRY_SYMBOL}\"")));
 }
+
+#[test]
+fn header_and_docs_list_every_standard_capability() {
+    let header = include_str!("../include/anydev_plugin.h");
+    let start = header.find("Standard names").expect("the header's capability table");
+    let end = start + header[start..].find("are the host's").expect("the table's end");
+    let table = &header[start..end];
+    let docs = include_str!("../../../docs/plugins.md");
+    for key in anydev_core::capability::keys::ALL {
+        assert!(table.contains(key), "the header's capability table lacks {key}");
+        assert!(docs.contains(&format!("`{key}`")), "docs/plugins.md lacks `{key}`");
+    }
+}

@@ -95,10 +95,11 @@ struct Heard {
     done: bool,
 }
 
-/// The supervisor's side: runs the suite against `path` in workers that
-/// `worker` makes (given the instance to resume after), and gathers one
-/// report. `filter` is passed to the workers by `worker`; the supervisor
-/// only needs the path for the report's name.
+/// The supervisor's side: runs the suite against `path` in worker
+/// processes and gathers one report. `worker` makes the command for a
+/// worker that resumes after the given instance (or starts at the
+/// beginning), with whatever filter the caller wants; `path` only names
+/// the report until a worker says more.
 pub fn supervise(path: &Path, worker: &dyn Fn(Option<&str>) -> Command) -> Report {
     let mut report = Report::new(path);
     let mut resume_after: Option<String> = None;
