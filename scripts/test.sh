@@ -23,7 +23,8 @@ ANYDEV_NVRTC_PATH="$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" \
   cargo test --locked -p anydev-cuda --test nvrtc_compile -p anydev-testing --test nvrtc_extension -- --ignored
 
 # Plugin conformance, as a vendor would run it: the simulator must pass;
-# the C test plugin must pass with its gaps reported as skips; a C plugin
+# the C test plugin and the C template must pass with their gaps reported
+# as skips; a C plugin
 # with a deliberately wrong `add` must fail on its own, and pass only when
 # its manifest lists those cases as expected failures.
 conformance="$target/conformance"
@@ -34,10 +35,14 @@ cc -std=c99 -Wall -Wextra -Werror -fPIC -shared -I "$abi/include" \
 cc -std=c99 -Wall -Wextra -Werror -fPIC -shared -I "$abi/include" -I "$abi/tests/c_plugin" \
   crates/anydev-testing/tests/c_plugin/broken_add.c -o "$conformance/libctest_broken_add.so"
 cp crates/anydev-testing/tests/c_plugin/ctest_broken_add.json "$conformance/"
+# The vendor starter kit, built by its own Makefile (-Wpedantic included).
+make --no-print-directory -C plugins/c-template OUT="$conformance"
+cp plugins/c-template/template.json "$conformance/"
 cargo build --locked -p anydev-sim -p anydev-cli
 "$target/debug/anydev" conformance "$target/debug/libanydev_sim.so"
 "$target/debug/anydev" conformance "$conformance/libctest.so"
 "$target/debug/anydev" conformance "$conformance/ctest_broken_add.json"
+"$target/debug/anydev" conformance "$conformance/template.json"
 if "$target/debug/anydev" conformance "$conformance/libctest_broken_add.so" > "$conformance/broken.txt"; then
   echo "conformance passed a plugin whose add is broken" >&2
   exit 1

@@ -275,7 +275,13 @@ fn with(batch: &[usize], tail: &[usize]) -> Vec<usize> {
 
 /// One op: its name under `linalg::`, input count, attributes, shape rule
 /// and cpu kernel.
-type OpRow = (&'static str, usize, Vec<(String, AttrKind)>, Arc<ext::ShapeRule>, Kernel);
+type OpRow = (
+    &'static str,
+    usize,
+    Vec<(String, AttrKind)>,
+    Arc<ext::ShapeRule>,
+    Kernel,
+);
 
 /// Defines the ops and registers their cpu kernels, once per process.
 fn defined() -> Result<()> {

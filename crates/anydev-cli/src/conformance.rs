@@ -1,9 +1,15 @@
 //! `anydev conformance PATH`: certify a plugin against the device-generic
 //! cases and the ABI checks of `anydev-testing`, as a table or JSON. The
 //! exit status is 0 only when the plugin loaded and nothing failed.
+//!
+//! The plugin runs in a child process, this program run again with the
+//! hidden `--worker` flag, so that a plugin that crashes fails the case it
+//! crashed in and the run goes on (see `anydev_testing::isolated`).
 
+use anydev_testing::conformance::Selection;
+use anydev_testing::isolated;
 use std::path::PathBuf;
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -17,10 +23,25 @@ pub struct Args {
     /// this text, or matches it when it has `*` wildcards.
     #[arg(long)]
     pub filter: Option<String>,
+    /// Run the cases in this process and report to a supervising `anydev
+    /// conformance` on standard output.
+    #[arg(long, hide = true)]
+    pub worker: bool,
+    /// With `--worker`: skip every case up to and including this instance.
+    #[arg(long, hide = true, requires = "worker")]
+    pub resume_after: Option<String>,
 }
 
 pub fn main(args: Args) -> ExitCode {
-    let report = anydev_testing::conformance::run(&args.path, args.filter.as_deref());
+    if args.worker {
+        let selection = Selection {
+            filter: args.filter.as_deref(),
+            resume_after: args.resume_after.as_deref(),
+        };
+        isolated::worker(&args.path, selection);
+        return ExitCode::SUCCESS;
+    }
+    let report = isolated::supervise(&args.path, &|resume_after| worker_command(&args, resume_after));
     if args.json {
         println!("{}", report.to_json());
     } else {
@@ -31,4 +52,18 @@ pub fn main(args: Args) -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// This program, as a worker over the same plugin and filter.
+fn worker_command(args: &Args, resume_after: Option<&str>) -> Command {
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("anydev"));
+    let mut command = Command::new(exe);
+    command.arg("conformance").arg(&args.path).arg("--worker");
+    if let Some(filter) = &args.filter {
+        command.arg("--filter").arg(filter);
+    }
+    if let Some(name) = resume_after {
+        command.arg("--resume-after").arg(name);
+    }
+    command
 }

@@ -4,6 +4,7 @@ mod accuracy;
 mod bench;
 mod conformance;
 mod info;
+mod probe;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -27,6 +28,13 @@ enum Command {
         /// Print JSON (schema in the README) instead of text.
         #[arg(long)]
         json: bool,
+        /// Instead of the report, load each plugin in a process of its own
+        /// and say which ones crash (for when `anydev info` itself dies).
+        #[arg(long, conflicts_with = "json")]
+        probe_plugins: bool,
+        /// Probe this one plugin in this process (what --probe-plugins runs).
+        #[arg(long, hide = true)]
+        probe_plugin: Option<String>,
     },
     /// Time add, multiply, divide, exp, sum, matmul and to_device at several
     /// sizes on every device, against each device's own memcpy bandwidth.
@@ -45,7 +53,14 @@ fn main() -> ExitCode {
         Command::Accuracy(args) => accuracy::main(args),
         Command::Bench(args) => bench::main(args),
         Command::Conformance(args) => conformance::main(args),
-        Command::Info { json } => {
+        Command::Info {
+            probe_plugins: true, ..
+        } => probe::probe_all(),
+        Command::Info {
+            probe_plugin: Some(name),
+            ..
+        } => probe::probe_one(&name),
+        Command::Info { json, .. } => {
             let report = info::Report::collect(anydev::runtime());
             if json {
                 println!("{}", report.to_json());

@@ -10,13 +10,51 @@
  *
  * Compatibility rules
  *   - The table starts with struct_size and {major, minor}. The host
- *     requires the same major version; a newer or older minor works.
+ *     requires the same major version; a newer or older minor works. The
+ *     table's version is the one that counts: a manifest's "abi_version"
+ *     only lets the host refuse another major before opening the library.
  *   - A function pointer that is NULL, or that lies beyond the table's
  *     struct_size, means "unimplemented". The host never reads past
- *     struct_size.
- *   - Structs that may grow start with struct_size, set by whoever
- *     allocated them; readers use only fields inside both sizes. Fields
- *     are only ever appended.
+ *     struct_size. The REQUIRED calls (marked below) must be present: a
+ *     table without one is refused at load, naming every missing call.
+ *   - struct_size rules. Structs that may grow start with struct_size, set
+ *     by whoever allocated them to sizeof as it was compiled
+ *     (ANYDEV_STRUCT_INIT does it); a reader uses a field only when
+ *     ANYDEV_HAS_FIELD says the writer's struct_size covers it, and
+ *     fields beyond it read as zero/NULL. Fields are only ever appended.
+ *     AnydevVersion, AnydevAttribute, AnydevTensor, AnydevScalar and
+ *     AnydevOperand have no struct_size and never change within major 1;
+ *     a later minor version that needs more adds a new struct instead.
+ *
+ * Lifecycle
+ *   initialize -> device_count/get_device -> any calls -> shutdown. The
+ *   host calls shutdown exactly once per context, when the runtime that
+ *   loaded the plugin is dropped, after it has freed every buffer and
+ *   destroyed every event and every stream it created (including the one
+ *   default stream per device it creates at initialisation). The
+ *   process-wide runtime lives until the process exits and is not dropped:
+ *   do not rely on shutdown to flush anything at process exit. Libraries
+ *   are never unloaded.
+ *
+ * Threading
+ *   - Every call may come from any thread, and calls may overlap, on the
+ *     same or different devices, streams and buffers, except that the host
+ *     never overlaps a call with the destruction (free, stream_destroy,
+ *     event_destroy, shutdown) of a handle that call uses.
+ *   - The stream argument is never NULL when the plugin has stream_create;
+ *     a plugin without stream calls (stream_create NULL) receives NULL and
+ *     runs such work in its own order, completed before the call returns
+ *     or before the next device_synchronize.
+ *   - copy_device_to_device between two devices of the plugin is enqueued
+ *     on a stream of the SOURCE buffer's device; the host orders later
+ *     work on the destination's streams after it with an event.
+ *
+ * ABI minor versions (same major 1; each only appends)
+ *   1.0  the table up to execute.
+ *   1.1  buffer_host_pointer, buffer_import (unified memory).
+ *   1.2  op_supported_signature and AnydevOpSignature (full-signature
+ *        support query); ANYDEV_STRUCT_INIT / ANYDEV_HAS_FIELD; the
+ *        contract below written down (no behaviour of 1.0/1.1 changed).
  *   - Every call (except the error_* accessors) returns an AnydevStatus:
  *     NULL on success, otherwise an error object that the HOST owns and
  *     frees with error_destroy. Out-parameters are written only on success.
@@ -44,7 +82,7 @@ extern "C" {
 #endif
 
 #define ANYDEV_ABI_VERSION_MAJOR 1
-#define ANYDEV_ABI_VERSION_MINOR 1
+#define ANYDEV_ABI_VERSION_MINOR 2
 #define ANYDEV_ENTRY_SYMBOL "anydev_plugin_get_api"
 
 /* ---- dtype codes (anydev_ops::DType::code) ------------------------------ */
@@ -200,6 +238,14 @@ typedef struct AnydevVersion {
   uint16_t minor;
 } AnydevVersion;
 
+/* A versioned struct T, zeroed, with struct_size = sizeof(T) as compiled
+ * (C99 compound literal):  AnydevMemoryStats s = ANYDEV_STRUCT_INIT(AnydevMemoryStats); */
+#define ANYDEV_STRUCT_INIT(T) ((T){.struct_size = sizeof(T)})
+/* Whether the versioned struct at ptr (of type T) was written with `field`:
+ * its struct_size covers the whole field. Read a field only when true. */
+#define ANYDEV_HAS_FIELD(ptr, T, field) \
+  ((ptr)->struct_size >= offsetof(T, field) + sizeof(((T *)0)->field))
+
 /* ---- argument structs ----------------------------------------------------- */
 
 /* Arguments of initialize; allocated by the host, valid during the call. */
@@ -222,7 +268,23 @@ typedef struct AnydevDeviceProperties {
   uint64_t memory_bytes;
 } AnydevDeviceProperties;
 
-/* One typed capability; owned by the plugin. */
+/* One typed capability; owned by the plugin. No struct_size: fixed forever.
+ *
+ * Standard names (anything else should be "vendor.key"). Left out, the
+ * host uses the default:
+ *   name                        kind      default            meaning
+ *   dtypes                      I64_LIST  those copy supports dtype codes the device holds and computes with
+ *   compute_units               I64       1                  cores, SMs, execution units
+ *   max_allocation_bytes        I64       memory_bytes       largest single allocate
+ *   async_execution             BOOL      0                  work runs after the enqueuing call returns
+ *   peer_devices                I64_LIST  none               indices of this plugin's devices whose
+ *                                                            buffers this device reads/writes directly
+ *   pageable_memory_access      BOOL      0                  reaches plain host memory (needs buffer_import)
+ *   managed_memory              BOOL      0                  allocates ANYDEV_MEMORY_MANAGED
+ *   concurrent_managed_access   BOOL      0                  host and device may use managed memory at once
+ *   host_accessible_memory      BOOL      0                  the host may dereference DEVICE memory
+ *   conformance.expected_failures STRING  none               JSON list of known conformance failures
+ * f64, f16 and bf16 are derived from dtypes; "plugin.*" names are the host's. */
 typedef struct AnydevAttribute {
   const char *name; /* "f64", "max_allocation_bytes", "vendor.key" */
   uint32_t kind;    /* ANYDEV_ATTR_* */
@@ -242,17 +304,22 @@ typedef struct AnydevAttributeList {
   size_t count;
 } AnydevAttributeList;
 
-/* Filled by memory_stats; allocated by the host (struct_size set). */
+/* Filled by memory_stats for one device; allocated by the host (struct_size
+ * set). Counts cover buffers from allocate and buffer_import that are not
+ * yet freed, as of the call (enqueued work does not change them). */
 typedef struct AnydevMemoryStats {
   size_t struct_size;
-  uint64_t in_use;
-  uint64_t peak;
-  uint64_t allocations;
-  uint64_t limit; /* or ANYDEV_NO_LIMIT */
+  uint64_t in_use;      /* bytes of live buffers */
+  uint64_t peak;        /* largest in_use since initialize (never reset) */
+  uint64_t allocations; /* number of LIVE buffers (not all-time) */
+  uint64_t limit;       /* bytes allocate may reach, or ANYDEV_NO_LIMIT */
 } AnydevMemoryStats;
 
 /* A strided view of a buffer: shape and strides in elements (strides may be
- * zero or negative). The arrays are borrowed for the call only. */
+ * zero or negative). The arrays are borrowed for the call only. No
+ * struct_size: fixed forever. Element idx lies at byte
+ * byte_offset + sum(idx[d] * strides[d]) * dtype_size; the host has checked
+ * that every element lies inside the buffer. ndim may be 0 (one element). */
 typedef struct AnydevTensor {
   AnydevBuffer *buffer;
   uint64_t byte_offset;
@@ -262,14 +329,16 @@ typedef struct AnydevTensor {
   const int64_t *strides;
 } AnydevTensor;
 
-/* A scalar: little-endian value bytes zero-extended to 64 bits. */
+/* A scalar: little-endian value bytes zero-extended to 64 bits (bool is 0/1,
+ * f16/bf16 their 16 bits, f32 its 32 bits). Its dtype is always the dtype
+ * of the tensor operands of the same op (for fill: the output's). */
 typedef struct AnydevScalar {
   uint32_t dtype;
   uint32_t reserved;
   uint64_t bits;
 } AnydevScalar;
 
-/* One input of an op: kind says which member is meaningful. */
+/* One input of an op: kind says which member is meaningful. Fixed forever. */
 typedef struct AnydevOperand {
   uint32_t kind; /* ANYDEV_OPERAND_* */
   uint32_t reserved;
@@ -278,6 +347,53 @@ typedef struct AnydevOperand {
 } AnydevOperand;
 
 /* One op call; allocated by the host and borrowed for the call only.
+ *
+ * What execute receives. The host has validated everything: dtypes agree,
+ * axes are sorted, unique and in range, every element is inside its
+ * buffer, and the output overlaps no input (except an elementwise op
+ * whose input has exactly the output's layout). Elementwise ops (unary,
+ * binary, astype, where, copy) get every tensor input with the OUTPUT's
+ * ndim and shape: broadcasting is already expressed as zero strides. The
+ * same holds for matmul's batch dimensions.
+ *   unary       out dtype = x's, or bool for isfinite/isinf/isnan/signbit
+ *               and logical_not.
+ *   binary      lhs and rhs share one dtype, each a tensor or a scalar; out
+ *               has it, or bool for comparisons and logical_*.
+ *   astype      out = x converted: float->int truncates toward zero and
+ *               saturates, NaN -> 0; int->int wraps; anything->bool is != 0;
+ *               to float rounds to nearest even.
+ *   where       cond bool; x, y (tensor or scalar) and out share a dtype.
+ *   reductions  out has x's ndim with each reduced axis of length 1 (keepdims
+ *               form); the host drops the axes itself. sum/prod: out has x's
+ *               dtype (the host casts first where it widens); argmin/argmax:
+ *               exactly one axis, out i64, first occurrence wins; all/any:
+ *               out bool. An empty reduced axis gives the identity (0, 1,
+ *               true, false); empty min/max/arg* never reach the plugin.
+ *   scans       inclusive, along axes[0]; out has x's shape and dtype.
+ *   fill        every element of out = inputs[0].scalar.
+ *   arange      out[i] = start + i * step in f64, converted as astype; i in
+ *               row-major order of out.
+ *   random      out (f16/bf16/f32/f64) element i (row-major) from
+ *               Philox4x32-10 with key seed = params_u64[0] and 128-bit
+ *               counter {c & 0xffffffff, c >> 32, 0, 0}, c = params_u64[1] + i
+ *               (wrapping); words w0..w3; u(a, b) = ((a << 21) | (b >> 11)) * 2^-53.
+ *               Uniform: low + (high - low) * u(w0, w1), and a result that
+ *               rounds to >= high (high > low) becomes the next value toward low. Normal:
+ *               mean + std * sqrt(-2 ln(1 - u(w0, w1))) * cos(2 pi u(w2, w3)),
+ *               with log, sqrt and cos at least as accurate as f32's
+ *               (conformance compares normal values with f32 tolerance).
+ *               The result must not depend on how the device splits work.
+ *   take        x, indices (1-D i64, already in [0, x.shape[axis])).
+ *   matmul      a [..., m, k], b [..., k, n], out [..., m, n].
+ *   sort        stable; NaNs last ascending, first descending. argsort: out i64.
+ *   searchsorted sorted is 1-D ascending; out i64 of values' shape.
+ *   nonzero     out i64 [count, x.ndim], count already computed by the host.
+ * Numerics: integer add/subtract/multiply wrap (two's complement); integer
+ * division by zero gives 0 (floor_divide and remainder), as does pow with a
+ * negative integer exponent; floats follow
+ * IEEE 754 with NaN propagating; conformance states the accepted error per
+ * function and dtype (docs/accuracy.md).
+ *
  *   op                          inputs (argument order)    axes    flags/params
  *   unary, astype, copy, nonzero x
  *   binary                       lhs, rhs (tensor|scalar)
@@ -307,55 +423,72 @@ typedef struct AnydevOpCall {
   uint64_t params_u64[2];
 } AnydevOpCall;
 
-/* ---- the function table ---------------------------------------------------- */
+/* The full signature of an op call (ABI 1.2), for op_supported_signature:
+ * allocated by the host, borrowed for the call. input_dtypes holds one
+ * dtype per input in argument order, tensor or scalar, exactly as the
+ * AnydevOpCall's inputs[i] will carry it; output_dtype is output.dtype. */
+typedef struct AnydevOpSignature {
+  size_t struct_size;
+  uint32_t op_code;
+  uint32_t output_dtype;
+  const uint32_t *input_dtypes;
+  size_t num_inputs;
+} AnydevOpSignature;
+
+/* ---- the function table ----------------------------------------------------
+ * REQUIRED marks the calls a table must have (non-NULL, inside struct_size);
+ * every other call may be NULL, with the meaning its comment gives. */
 typedef struct AnydevPluginApi {
   size_t struct_size;    /* sizeof(AnydevPluginApi) as the plugin compiled it */
   AnydevVersion version; /* the ABI version the plugin was built against */
   uint32_t reserved;
 
-  /* The error's ANYDEV_ERROR_* code; error stays owned by the caller. */
+  /* REQUIRED. The error's ANYDEV_ERROR_* code; error stays owned by the caller. */
   int32_t (*error_code)(const AnydevError *error);
-  /* The error's message (UTF-8), owned by the error, valid until error_destroy. */
+  /* REQUIRED. The error's message (UTF-8), owned by the error, valid until error_destroy. */
   const char *(*error_message)(const AnydevError *error);
-  /* Frees an error returned by any call; called exactly once per error. */
+  /* REQUIRED. Frees an error returned by any call; called exactly once per error. */
   void (*error_destroy)(AnydevError *error);
 
-  /* Creates the plugin instance; args borrowed. *out_context is owned by the
+  /* REQUIRED. Creates the plugin instance; args borrowed. *out_context is owned by the
    * host until shutdown. ANYDEV_ERROR_UNAVAILABLE = hardware simply absent. */
   AnydevStatus (*initialize)(const AnydevInitArgs *args, AnydevContext **out_context);
-  /* Destroys the context after the host destroyed all its buffers, streams
+  /* REQUIRED. Destroys the context after the host destroyed all its buffers, streams
    * and events. Device handles, strings and attribute lists die with it. */
   AnydevStatus (*shutdown)(AnydevContext *context);
 
-  /* Number of devices; constant for the context's lifetime. */
+  /* REQUIRED. Number of devices; constant for the context's lifetime. 0 makes
+   * the plugin "unavailable" (reported with its name, library and manifest). */
   AnydevStatus (*device_count)(AnydevContext *context, uint32_t *out_count);
-  /* Device handle for index; owned by the context, valid until shutdown. */
+  /* REQUIRED. Device handle for index; owned by the context, valid until shutdown. */
   AnydevStatus (*get_device)(AnydevContext *context, uint32_t index, AnydevDevice **out_device);
-  /* Fills *out (host-allocated, struct_size set); strings plugin-owned until shutdown. */
+  /* REQUIRED. Fills *out (host-allocated, struct_size set); strings plugin-owned until shutdown. */
   AnydevStatus (*device_properties)(AnydevContext *context, AnydevDevice *device,
                                     AnydevDeviceProperties *out);
-  /* Fills *out (host-allocated, struct_size set); attributes plugin-owned until shutdown. */
+  /* REQUIRED. Fills *out (host-allocated, struct_size set); attributes plugin-owned until shutdown. */
   AnydevStatus (*device_capabilities)(AnydevContext *context, AnydevDevice *device,
                                       AnydevAttributeList *out);
-  /* *out_supported = 1 when op_code is implemented for dtype_code (the op's
+  /* REQUIRED. *out_supported = 1 when op_code is implemented for dtype_code (the op's
    * support dtype: primary input, or output for fill/arange/random). */
   AnydevStatus (*op_supported)(AnydevContext *context, AnydevDevice *device, uint32_t op_code,
                                uint32_t dtype_code, uint8_t *out_supported);
   /* Bitmask of 1 << ANYDEV_MEMORY_* that allocate accepts (NULL: device only). */
   AnydevStatus (*memory_kinds)(AnydevContext *context, AnydevDevice *device, uint32_t *out_mask);
-  /* Blocks until all work on every stream of the device completes. */
+  /* REQUIRED. Blocks until all work on every stream of the device completes. */
   AnydevStatus (*device_synchronize)(AnydevContext *context, AnydevDevice *device);
 
-  /* Allocates size bytes (256-byte aligned, 0 allowed); *out_buffer owned by
+  /* REQUIRED. Allocates size bytes (256-byte aligned, 0 allowed); *out_buffer owned by
    * the host until free. ANYDEV_ERROR_OUT_OF_MEMORY when it does not fit. */
   AnydevStatus (*allocate)(AnydevContext *context, AnydevDevice *device, uint64_t size,
                            uint32_t memory_kind, AnydevBuffer **out_buffer);
-  /* Frees a buffer (takes ownership) once no enqueued work uses it. */
+  /* REQUIRED. Frees a buffer (takes ownership) once no enqueued work uses it. */
   AnydevStatus (*free)(AnydevContext *context, AnydevBuffer *buffer);
-  /* Fills *out (host-allocated, struct_size set). */
+  /* REQUIRED. Fills *out (host-allocated, struct_size set). */
   AnydevStatus (*memory_stats)(AnydevContext *context, AnydevDevice *device, AnydevMemoryStats *out);
 
-  /* Creates a stream; *out_stream owned by the host until stream_destroy. */
+  /* Creates a stream; *out_stream owned by the host until stream_destroy.
+   * NULL (with the other stream and event calls): calls taking a stream get
+   * NULL, and the plugin orders that work itself. */
   AnydevStatus (*stream_create)(AnydevContext *context, AnydevDevice *device, AnydevStream **out_stream);
   /* Destroys a stream after its work completes; takes ownership. */
   AnydevStatus (*stream_destroy)(AnydevContext *context, AnydevStream *stream);
@@ -373,11 +506,11 @@ typedef struct AnydevPluginApi {
   /* Destroys an event; takes ownership. */
   AnydevStatus (*event_destroy)(AnydevContext *context, AnydevEvent *event);
 
-  /* Copies size host bytes from src into dst at dst_offset. src is borrowed
+  /* REQUIRED. Copies size host bytes from src into dst at dst_offset. src is borrowed
    * until return (read or staged by then); the device write may be in flight. */
   AnydevStatus (*copy_host_to_device)(AnydevContext *context, AnydevStream *stream, const uint8_t *src,
                                       AnydevBuffer *dst, uint64_t dst_offset, uint64_t size);
-  /* Copies size bytes from src at src_offset to host dst. Blocks: dst holds
+  /* REQUIRED. Copies size bytes from src at src_offset to host dst. Blocks: dst holds
    * the data on return. */
   AnydevStatus (*copy_device_to_host)(AnydevContext *context, AnydevStream *stream, AnydevBuffer *src,
                                       uint64_t src_offset, uint8_t *dst, uint64_t size);
@@ -391,7 +524,10 @@ typedef struct AnydevPluginApi {
 
   /* Enqueues one op; call and everything it points at borrowed for the call.
    * The host has bounds-checked every operand and checked that the output
-   * overlaps no input. Unimplemented op/dtype: ANYDEV_ERROR_UNIMPLEMENTED. */
+   * overlaps no input (see AnydevOpCall for what each op receives). It
+   * calls execute only after op_supported (and op_supported_signature, if
+   * present) said yes. Unimplemented op/dtype: ANYDEV_ERROR_UNIMPLEMENTED.
+   * NULL: the device runs no op. */
   AnydevStatus (*execute)(AnydevContext *context, AnydevStream *stream, const AnydevOpCall *call);
 
   /* ---- unified memory (ABI 1.1) ---- */
@@ -405,6 +541,17 @@ typedef struct AnydevPluginApi {
    * handle. */
   AnydevStatus (*buffer_import)(AnydevContext *context, AnydevDevice *device, uint8_t *ptr, uint64_t size,
                                 uint32_t memory_kind, AnydevBuffer **out_buffer);
+
+  /* ---- full signatures (ABI 1.2) ---- */
+  /* *out_supported = 1 when the device runs signature->op_code with exactly
+   * these input and output dtypes (a cast to i8, a sum of i8 into i64, a
+   * comparison into bool), else 0. When present, the host asks it before
+   * every execute, after op_supported said yes for the op's support dtype,
+   * and never sends a call it answered 0 for. NULL: op_supported alone
+   * decides, and execute returns ANYDEV_ERROR_UNIMPLEMENTED for a signature
+   * it cannot run. */
+  AnydevStatus (*op_supported_signature)(AnydevContext *context, AnydevDevice *device,
+                                         const AnydevOpSignature *signature, uint8_t *out_supported);
 } AnydevPluginApi;
 
 typedef const AnydevPluginApi *(*AnydevGetApiFn)(void);

@@ -288,4 +288,20 @@ pub struct AnydevPluginApi {
             out_buffer: *mut *mut AnydevBuffer,
         ) -> AnydevStatus,
     >,
+
+    // --- full signatures (ABI 1.2) ----------------------------------------
+    /// Writes 1 to `*out_supported` when the device runs `signature.op_code`
+    /// with exactly these input and output dtypes, else 0. When present,
+    /// the host asks it before every `execute` (after `op_supported` said
+    /// yes for the support dtype) and never sends a call it answered 0 for.
+    /// NULL: `op_supported` alone decides, and `execute` returns
+    /// `ANYDEV_ERROR_UNIMPLEMENTED` for signatures it cannot run.
+    pub op_supported_signature: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            signature: *const crate::AnydevOpSignature,
+            out_supported: *mut u8,
+        ) -> AnydevStatus,
+    >,
 }

@@ -25,7 +25,11 @@ const _: () = {
     // ABI 1.1 appended the unified-memory calls; 1.0 tables end at 240.
     assert!(offset_of!(AnydevPluginApi, buffer_host_pointer) == 240);
     assert!(offset_of!(AnydevPluginApi, buffer_import) == 248);
-    assert!(size_of::<AnydevPluginApi>() == 256);
+    // ABI 1.2 appended the full-signature support query; 1.1 tables end at 256.
+    assert!(offset_of!(AnydevPluginApi, op_supported_signature) == 256);
+    assert!(size_of::<AnydevPluginApi>() == 264);
+    assert!(size_of::<AnydevOpSignature>() == 32);
+    assert!(offset_of!(AnydevOpSignature, input_dtypes) == 16);
 
     assert!(size_of::<AnydevInitArgs>() == 32);
     assert!(offset_of!(AnydevInitArgs, options_json) == 24);

@@ -163,6 +163,20 @@ pub struct AnydevOpCall {
     pub params_u64: [u64; 2],
 }
 
+/// The full signature of an op call, for `op_supported_signature` (ABI
+/// 1.2): the op, the output's dtype and each input's dtype in argument
+/// order, exactly as the call's `output.dtype` and `inputs[i]` (tensor or
+/// scalar) would carry them. Allocated by the host, borrowed for the call.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AnydevOpSignature {
+    pub struct_size: usize,
+    pub op_code: u32,
+    pub output_dtype: u32,
+    pub input_dtypes: *const u32,
+    pub num_inputs: usize,
+}
+
 /// Values every field of which is zero (NULL pointers, no function, zero
 /// numbers): the starting point readers copy a versioned struct's known
 /// prefix over, and writers fill in.
@@ -193,6 +207,7 @@ zeroed!(
     AnydevScalar,
     AnydevOperand,
     AnydevOpCall,
+    AnydevOpSignature,
     crate::AnydevPluginApi
 );
 
@@ -220,6 +235,7 @@ versioned!(
     AnydevAttributeList,
     AnydevMemoryStats,
     AnydevOpCall,
+    AnydevOpSignature,
     crate::AnydevPluginApi
 );
 

@@ -184,3 +184,149 @@ fn manifests_are_read_in_sorted_order() {
     let names: Vec<&str> = rt.backends().iter().map(|b| b.name()).collect();
     assert_eq!(names, ["alpha", "mid", "zeta"]);
 }
+
+#[test]
+fn a_plugin_named_like_a_built_in_is_refused_with_its_origin() {
+    let dir = scratch("built-in-name");
+    let m = manifest(&dir, "cpu.json", "cpu", &good_plugin(), "");
+    let config = anydev_core::RuntimeConfig {
+        plugins: anydev_core::plugin::PluginConfig {
+            search_dirs: vec![dir.clone()],
+            direct: None,
+        },
+        ..Default::default()
+    };
+    // A stand-in for the built-in CPU: the name is what counts.
+    let built_in = anydev_core::BackendProvider::new("cpu", 0, || {
+        Err(anydev_core::InitError::Unavailable("a stand-in".into()))
+    });
+    let rt = anydev_core::Runtime::with_plugins(vec![built_in], config);
+    assert_eq!(rt.backends().len(), 1, "only the built-in is registered");
+    let problem = rt.problems().join("\n");
+    assert!(
+        problem.contains("built-in backend") && problem.contains(m.to_str().unwrap()),
+        "{problem}"
+    );
+}
+
+#[test]
+fn an_unresolved_symbol_is_a_load_failure_naming_the_symbol() {
+    let lib = c_plugin("unresolved", &[("TEST_UNRESOLVED", "1")]);
+    let rt = runtime(&[], Some(&format!("unresolved:{}", lib.display())));
+    let reason = failure(&rt, "unresolved");
+    for needle in [
+        "cannot be loaded as a shared library",
+        "anydev_test_no_library_defines_this",
+        lib.to_str().unwrap(),
+    ] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
+}
+
+#[test]
+fn a_missing_dependency_is_named_in_the_loaders_words() {
+    let dir = scratch("dependency");
+    c_library(&dir, "anydev_test_dep", "void anydev_test_dependency(void) {}\n");
+    let link = [
+        std::ffi::OsString::from("-L"),
+        dir.clone().into_os_string(),
+        "-lanydev_test_dep".into(),
+    ];
+    let link: Vec<&std::ffi::OsStr> = link.iter().map(|a| a.as_os_str()).collect();
+    let lib = c_plugin_with("dependency", &[("TEST_DEPENDENCY", "1")], &link);
+    std::fs::remove_file(dir.join("libanydev_test_dep.so")).unwrap();
+    let rt = runtime(&[], Some(&format!("dependent:{}", lib.display())));
+    let reason = failure(&rt, "dependent");
+    assert!(reason.contains("libanydev_test_dep.so"), "{reason}");
+}
+
+#[test]
+fn a_plugin_with_no_devices_is_unavailable_naming_plugin_library_and_manifest() {
+    let dir = scratch("no-devices");
+    let lib = c_plugin("zero", &[("TEST_DEVICES", "0")]);
+    let m = manifest(&dir, "empty.json", "empty", &lib, "");
+    let rt = runtime(&[&dir], None);
+    let BackendStatus::Unavailable { reason } = status(&rt, "empty") else {
+        panic!("{:?}", status(&rt, "empty"))
+    };
+    for needle in ["plugin empty", lib.to_str().unwrap(), m.to_str().unwrap(), "0 devices"] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
+}
+
+#[test]
+fn missing_required_calls_are_listed_at_load() {
+    let lib = c_plugin("no_caps", &[("TEST_NO_CAPABILITIES", "1")]);
+    let rt = runtime(&[], Some(&format!("nocaps:{}", lib.display())));
+    let reason = failure(&rt, "nocaps");
+    assert!(reason.contains("lacks required calls: device_capabilities"), "{reason}");
+}
+
+/// Runs `lhs + lhs` on device `dev` of `rt`.
+fn add_twice(rt: &anydev_core::Runtime, dev: Device, lhs: &[f32]) -> anydev_core::Result<Vec<f32>> {
+    let backend = rt.backend(dev).unwrap();
+    let stream = backend.default_stream(dev.index()).unwrap();
+    let a = upload(rt, dev, lhs);
+    let out = upload(rt, dev, &vec![0.0; lhs.len()]);
+    let shape = [lhs.len()];
+    let add = Op::Binary {
+        op: BinaryOp::Add,
+        lhs: Operand::Tensor(vector(&a, &shape)),
+        rhs: Operand::Tensor(vector(&a, &shape)),
+        out: vector(&out, &shape),
+    };
+    backend.execute(&stream, &add)?;
+    Ok(download(&out))
+}
+
+#[test]
+fn tables_of_abi_1_0_and_1_1_still_load_and_run() {
+    for (minor, end) in [
+        ("0", offset_of!(AnydevPluginApi, buffer_host_pointer)),
+        ("1", offset_of!(AnydevPluginApi, op_supported_signature)),
+    ] {
+        let size = end.to_string();
+        let lib = c_plugin(
+            &format!("abi1_{minor}"),
+            &[("TEST_MINOR", minor), ("TEST_TABLE_SIZE", &size)],
+        );
+        let name = format!("old{minor}");
+        let rt = runtime(&[], Some(&format!("{name}:{}", lib.display())));
+        assert_eq!(status(&rt, &name), BackendStatus::Available { devices: 1 });
+        let dev = device(&format!("{name}:0"));
+        assert_eq!(add_twice(&rt, dev, &[1.0, 2.5]).unwrap(), [2.0, 5.0]);
+    }
+}
+
+#[test]
+fn a_signature_the_plugin_refuses_is_unsupported_and_never_executed() {
+    let lib = c_plugin("signature", &[("TEST_SIGNATURE_NO_ADD", "1")]);
+    let rt = runtime(&[], Some(&format!("sig:{}", lib.display())));
+    let dev = device("sig:0");
+    assert!(rt.backend(dev).unwrap().supports(
+        0,
+        anydev_core::ops::OpCode::Binary(BinaryOp::Add),
+        anydev_core::DType::F32
+    ));
+    match add_twice(&rt, dev, &[1.0]) {
+        Err(Error::Unsupported { op, .. }) => assert_eq!(op, "add"),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
+#[test]
+fn dropping_the_runtime_destroys_streams_and_buffers_then_shuts_the_plugin_down() {
+    let lib = c_plugin("shutdown", &[("TEST_REPORT_SHUTDOWN", "1")]);
+    let report = scratch("shutdown").join("report.txt");
+    // Only this test's plugin reads the variable.
+    std::env::set_var("ANYDEV_TEST_SHUTDOWN_FILE", &report);
+    {
+        let rt = runtime(&[], Some(&format!("down:{}", lib.display())));
+        let dev = device("down:0");
+        let extra = rt.backend(dev).unwrap().create_stream(0).unwrap();
+        assert_eq!(add_twice(&rt, dev, &[1.0]).unwrap(), [2.0]);
+        drop(extra);
+    }
+    let text = std::fs::read_to_string(&report).expect("shutdown ran and wrote its report");
+    assert_eq!(text.trim(), "shutdown with 0 streams and 0 buffers live");
+}

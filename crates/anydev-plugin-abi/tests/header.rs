@@ -67,6 +67,12 @@ fn every_size_and_offset_agrees_with_the_c_compiler() {
         offset AnydevPluginApi.execute,
         offset AnydevPluginApi.buffer_host_pointer,
         offset AnydevPluginApi.buffer_import,
+        offset AnydevPluginApi.op_supported_signature,
+        size AnydevOpSignature,
+        offset AnydevOpSignature.op_code,
+        offset AnydevOpSignature.output_dtype,
+        offset AnydevOpSignature.input_dtypes,
+        offset AnydevOpSignature.num_inputs,
         size AnydevInitArgs,
         offset AnydevInitArgs.plugin_name,
         offset AnydevInitArgs.options_json,
@@ -172,4 +178,17 @@ fn header_abi_constants_match_the_crate() {
         assert_eq!(header.get(*name), Some(value), "ANYDEV_{name}");
     }
     assert!(include_str!("../include/anydev_plugin.h").contains(&format!("\"{ENTRY_SYMBOL}\"")));
+}
+
+#[test]
+fn header_and_docs_list_every_standard_capability() {
+    let header = include_str!("../include/anydev_plugin.h");
+    let start = header.find("Standard names").expect("the header's capability table");
+    let end = start + header[start..].find("are the host's").expect("the table's end");
+    let table = &header[start..end];
+    let docs = include_str!("../../../docs/plugins.md");
+    for key in anydev_core::capability::keys::ALL {
+        assert!(table.contains(key), "the header's capability table lacks {key}");
+        assert!(docs.contains(&format!("`{key}`")), "docs/plugins.md lacks `{key}`");
+    }
 }

@@ -692,5 +692,7 @@ pub const fn api_table<P: Plugin>() -> AnydevPluginApi {
         execute: Some(execute::<P>),
         buffer_host_pointer: Some(buffer_host_pointer::<P>),
         buffer_import: Some(buffer_import::<P>),
+        // `Plugin::supports` answers by support dtype only.
+        op_supported_signature: None,
     }
 }

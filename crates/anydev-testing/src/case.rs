@@ -69,6 +69,10 @@ pub struct Case {
     pub dtypes: Vec<DType>,
     pub needs: Vec<Need>,
     pub scope: Scope,
+    /// Whether the body gates its own ops on the device's answers (see
+    /// [`Case::asks_support_itself`]); every other case declares each op
+    /// and dtype it dispatches on the device under test.
+    pub asks_support: bool,
     pub body: Body,
 }
 
@@ -79,6 +83,7 @@ impl Case {
             dtypes: Vec::new(),
             needs: Vec::new(),
             scope: Scope::Device,
+            asks_support: false,
             body,
         }
     }
@@ -96,6 +101,20 @@ impl Case {
     /// Needs `op` for the case's dtype.
     pub fn op(self, op: OpCode) -> Case {
         self.needs(Need::Op(op, None))
+    }
+
+    /// Needs each of `ops` for `dtype` (the op's support dtype: its first
+    /// input's, or the output's for fill, arange and random).
+    pub fn ops_for(self, dtype: DType, ops: &[OpCode]) -> Case {
+        ops.iter().fold(self, |case, &op| case.needs(Need::Op(op, Some(dtype))))
+    }
+
+    /// Marks a case that asks the device what it supports and dispatches
+    /// only that (the ABI checks of declared ops and dtypes, the accuracy
+    /// sweep): its ops depend on the device, so it declares none.
+    pub fn asks_support_itself(mut self) -> Case {
+        self.asks_support = true;
+        self
     }
 
     pub fn all_devices(mut self) -> Case {

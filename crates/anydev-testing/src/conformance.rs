@@ -11,12 +11,15 @@ use crate::known::KnownFailures;
 use crate::runner::{Outcome, Plan};
 use anydev_core::plugin::{self, Entry, Manifest, PluginSpec, DEFAULT_PRIORITY};
 use anydev_core::{BackendStatus, Device, Runtime, RuntimeConfig};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 use std::path::Path;
 
+/// The row that stands for the plugin loading at all.
+pub const LOAD_CASE: &str = "abi::plugin_loads";
+
 /// One line of the report.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Row {
     /// The full instance name (`elementwise::add_broadcast::sim_0::f32`).
     pub name: String,
@@ -24,7 +27,7 @@ pub struct Row {
     pub device: String,
     pub dtype: Option<String>,
     /// `pass`, `fail`, `skip`, `xfail` or `xpass`.
-    pub outcome: &'static str,
+    pub outcome: String,
     pub reason: String,
 }
 
@@ -51,7 +54,66 @@ pub struct Summary {
     pub expected_failures: usize,
 }
 
+impl Summary {
+    /// Counts one row by its outcome label.
+    pub fn count(&mut self, outcome: &str) {
+        match outcome {
+            "pass" => self.passed += 1,
+            "skip" => self.skipped += 1,
+            "xfail" => {
+                self.skipped += 1;
+                self.expected_failures += 1;
+            }
+            _ => self.failed += 1,
+        }
+    }
+}
+
 impl Report {
+    /// An empty report for the plugin at `path`.
+    pub fn new(path: &Path) -> Report {
+        Report {
+            plugin: String::new(),
+            library: path.display().to_string(),
+            devices: Vec::new(),
+            error: None,
+            rows: Vec::new(),
+            summary: Summary::default(),
+        }
+    }
+
+    /// Adds a finished row and counts it.
+    pub fn push(&mut self, row: Row) {
+        self.summary.count(&row.outcome);
+        self.rows.push(row);
+    }
+
+    /// Runs one instance, telling `progress` before and after, and adds
+    /// its row.
+    fn record(&mut self, mut row: Row, progress: &mut dyn Progress, run: impl FnOnce() -> Outcome) {
+        progress.starting(&row);
+        let outcome = run();
+        row.outcome = outcome.label().to_owned();
+        row.reason = outcome.reason().to_owned();
+        progress.finished(&row);
+        self.push(row);
+    }
+
+    /// Records why the run could not start as its one failed row, so that
+    /// the summary and the JSON count it: a plugin that does not load is
+    /// a failed certification, never an empty pass.
+    pub fn fail_to_start(&mut self, reason: String) {
+        self.push(Row {
+            name: LOAD_CASE.to_owned(),
+            case: LOAD_CASE.to_owned(),
+            device: "-".to_owned(),
+            dtype: None,
+            outcome: "fail".to_owned(),
+            reason: reason.clone(),
+        });
+        self.error = Some(reason);
+    }
+
     /// Whether the plugin passed: it loaded and nothing failed.
     pub fn success(&self) -> bool {
         self.error.is_none() && self.summary.failed == 0
@@ -64,7 +126,14 @@ impl Report {
     /// A table (case, device, dtype, outcome, reason) and the summary line.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "plugin {} ({})", self.plugin, self.library);
+        let _ = writeln!(out, "plugin {} (library {})", self.plugin, self.library);
+        if !self.devices.is_empty() {
+            let _ = writeln!(
+                out,
+                "devices under test: {} (all of this library's; the CPU serves only as a reference)",
+                self.devices.join(", ")
+            );
+        }
         if let Some(e) = &self.error {
             let _ = writeln!(out, "error: {e}");
         }
@@ -95,28 +164,66 @@ impl Report {
     }
 }
 
-/// Runs the conformance suite against the plugin at `path`; `filter`
-/// keeps the instances whose name contains it (or matches it, with `*`).
+/// Which instances a run covers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Selection<'a> {
+    /// Keeps the instances whose name contains it (or matches it, with `*`).
+    pub filter: Option<&'a str>,
+    /// Skips every instance up to and including this one (a run that goes
+    /// on after the instance that crashed the previous process).
+    pub resume_after: Option<&'a str>,
+}
+
+/// What a run tells as it goes. A supervisor in another process
+/// ([`crate::isolated`]) learns from it which instance was running when a
+/// plugin crashed.
+pub trait Progress {
+    /// The plugin is about to load; `report` names it and its library.
+    fn opening(&mut self, _report: &Report) {}
+    /// The plugin loaded; `report` names its devices.
+    fn loaded(&mut self, _report: &Report) {}
+    /// An instance is about to run (its row has no outcome yet).
+    fn starting(&mut self, _row: &Row) {}
+    fn finished(&mut self, _row: &Row) {}
+}
+
+/// Progress nobody listens to.
+struct Quiet;
+
+impl Progress for Quiet {}
+
+/// Runs the conformance suite, in this process, against the plugin at
+/// `path`; `filter` keeps the instances whose name contains it (or matches
+/// it, with `*`). A plugin that crashes takes this process with it:
+/// [`crate::isolated`] runs it in a child instead.
 pub fn run(path: &Path, filter: Option<&str>) -> Report {
-    let mut report = Report {
-        plugin: String::new(),
-        library: path.display().to_string(),
-        devices: Vec::new(),
-        error: None,
-        rows: Vec::new(),
-        summary: Summary::default(),
+    let selection = Selection {
+        filter,
+        resume_after: None,
     };
-    match run_into(path, filter, &mut report) {
-        Ok(()) => {}
-        Err(e) => report.error = Some(e),
+    run_with(path, selection, &mut Quiet)
+}
+
+/// [`run`] over `selection`, telling `progress` as it goes.
+pub fn run_with(path: &Path, selection: Selection<'_>, progress: &mut dyn Progress) -> Report {
+    let mut report = Report::new(path);
+    if let Err(e) = run_into(path, selection, &mut report, progress) {
+        report.fail_to_start(e);
     }
     report
 }
 
-fn run_into(path: &Path, filter: Option<&str>, report: &mut Report) -> Result<(), String> {
+fn run_into(
+    path: &Path,
+    selection: Selection<'_>,
+    report: &mut Report,
+    progress: &mut dyn Progress,
+) -> Result<(), String> {
     let (spec, known) = spec_for(path)?;
     report.plugin = spec.name.clone();
     report.library = spec.library.display().to_string();
+    refuse_built_in_name(&spec)?;
+    progress.opening(report);
     let name = spec.name.clone();
     let runtime: &'static Runtime = Box::leak(Box::new(Runtime::new(
         vec![anydev_cpu::provider(), plugin::provider(Entry::Plugin(spec))],
@@ -134,8 +241,10 @@ fn run_into(path: &Path, filter: Option<&str>, report: &mut Report) -> Result<()
             record.status().reason().unwrap_or("")
         ));
     }
+    // The record is the plugin's own: no built-in shares its name.
     let under_test = record.devices();
     report.devices = under_test.iter().map(Device::to_string).collect();
+    progress.loaded(report);
     let plan = Plan {
         runtime,
         devices: runtime.devices(),
@@ -144,57 +253,47 @@ fn run_into(path: &Path, filter: Option<&str>, report: &mut Report) -> Result<()
     };
     let cases = crate::cases::all();
     let trials = plan.trials(&cases)?;
-    for trial in trials
-        .iter()
-        .filter(|t| filter.is_none_or(|f| matches_filter(f, &t.name)))
-    {
-        let outcome = plan.run(trial);
-        report.rows.push(Row {
+    let mut resumed = selection.resume_after.is_none();
+    for trial in trials.iter() {
+        if !resumed {
+            resumed = Some(trial.name.as_str()) == selection.resume_after;
+            continue;
+        }
+        if !selection.filter.is_none_or(|f| matches_filter(f, &trial.name)) {
+            continue;
+        }
+        let row = Row {
             name: trial.name.clone(),
             case: trial.case.name.clone(),
             device: trial.device.to_string(),
             dtype: trial.dtype.map(|d| d.name().to_owned()),
-            outcome: outcome.label(),
-            reason: outcome.reason().to_owned(),
-        });
-        count(&mut report.summary, &outcome);
+            outcome: String::new(),
+            reason: String::new(),
+        };
+        report.record(row, progress, || plan.run(trial));
     }
     for device in under_test {
-        let outcome = memory_returned(runtime, device);
-        report.rows.push(Row {
-            name: format!(
-                "abi::memory_is_freed_after_the_run::{}_{}",
-                device.kind().as_str(),
-                device.index()
-            ),
-            case: "abi::memory_is_freed_after_the_run".into(),
+        let row = Row {
+            name: format!("{MEMORY_CASE}::{}_{}", device.kind().as_str(), device.index()),
+            case: MEMORY_CASE.into(),
             device: device.to_string(),
             dtype: None,
-            outcome: outcome.label(),
-            reason: outcome.reason().to_owned(),
-        });
-        count(&mut report.summary, &outcome);
+            outcome: String::new(),
+            reason: String::new(),
+        };
+        report.record(row, progress, || memory_returned(runtime, device));
     }
     Ok(())
 }
+
+/// The check, after every case, that the plugin holds no memory.
+const MEMORY_CASE: &str = "abi::memory_is_freed_after_the_run";
 
 fn matches_filter(filter: &str, name: &str) -> bool {
     if filter.contains('*') {
         crate::known::glob(filter, name)
     } else {
         name.contains(filter)
-    }
-}
-
-fn count(summary: &mut Summary, outcome: &Outcome) {
-    match outcome {
-        Outcome::Pass => summary.passed += 1,
-        Outcome::Fail(_) | Outcome::UnexpectedPass(_) => summary.failed += 1,
-        Outcome::Skip(_) => summary.skipped += 1,
-        Outcome::ExpectedFail(_) => {
-            summary.skipped += 1;
-            summary.expected_failures += 1;
-        }
     }
 }
 
@@ -212,6 +311,23 @@ fn memory_returned(runtime: &Runtime, device: Device) -> Outcome {
         )),
         Err(e) => Outcome::Fail(format!("memory_stats on {device}: {e}")),
     }
+}
+
+/// Refuses a plugin named like a built-in backend: the runtime would give
+/// that name to the built-in, so certifying it would test the wrong code.
+fn refuse_built_in_name(spec: &PluginSpec) -> Result<(), String> {
+    let built_in: Vec<String> = anydev_array::backends::builtin_providers()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    if built_in.contains(&spec.name) {
+        return Err(spec.describe(format!(
+            "the name {:?} belongs to a built-in backend ({}), which anydev would use instead of this library; give the plugin another name (in its manifest, or by renaming the library)",
+            spec.name,
+            built_in.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// The plugin to load and the known failures its package lists.

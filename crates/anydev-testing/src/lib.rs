@@ -18,8 +18,10 @@
 pub mod case;
 pub mod cases;
 pub mod conformance;
+pub mod isolated;
 pub mod known;
 pub mod locate;
+pub mod philox;
 pub mod reference;
 pub mod runner;
 pub mod select;

@@ -32,14 +32,22 @@ fn compile(source: &str, name: &str, dir: &Path) -> PathBuf {
         .debug(false)
         .get_compiler();
     let mut cmd = compiler.to_command();
-    cmd.args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared"])
-        .arg("-I")
-        .arg(root.join("crates/anydev-plugin-abi/include"))
-        .arg("-I")
-        .arg(root.join("crates/anydev-plugin-abi/tests/c_plugin"))
-        .arg(root.join(source))
-        .arg("-o")
-        .arg(&out);
+    cmd.args([
+        "-std=c99",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-Wpedantic",
+        "-fPIC",
+        "-shared",
+    ])
+    .arg("-I")
+    .arg(root.join("crates/anydev-plugin-abi/include"))
+    .arg("-I")
+    .arg(root.join("crates/anydev-plugin-abi/tests/c_plugin"))
+    .arg(root.join(source))
+    .arg("-o")
+    .arg(&out);
     let result = cmd.output().expect("run the C compiler");
     assert!(
         result.status.success(),
@@ -59,6 +67,18 @@ fn broken_plugin(dir: &Path) -> PathBuf {
         "ctest_broken_add",
         dir,
     )
+}
+
+/// The vendor starter kit, built as its Makefile builds it, beside its manifest.
+fn template_manifest(dir: &Path) -> PathBuf {
+    compile("plugins/c-template/template.c", "anydev_template", dir);
+    let manifest = dir.join("template.json");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/c-template/template.json"),
+        &manifest,
+    )
+    .unwrap();
+    manifest
 }
 
 fn reasons(report: &Report, outcome: &str) -> Vec<String> {
@@ -132,7 +152,7 @@ fn a_manifest_lists_known_failures_and_stale_entries_fail() {
     .unwrap();
     let report = run(&manifest, None);
     assert!(report.success(), "{}", report.to_text());
-    assert_eq!(report.summary.expected_failures, 2, "{}", report.to_text());
+    assert_eq!(report.summary.expected_failures, 4, "{}", report.to_text());
     assert!(reasons(&report, "xfail")[0].contains("deliberately"));
 
     // The same list against the good plugin: its adds pass, so the entries
@@ -161,4 +181,87 @@ fn a_missing_plugin_is_an_error_not_an_empty_pass() {
         .as_deref()
         .unwrap_or("")
         .contains("/nonexistent/libnothing.so"));
+}
+
+/// Writes `dir/<name>.json`, a manifest for `library` with `options`.
+fn manifest(dir: &Path, name: &str, library: &Path, options: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.json"));
+    let text = format!(
+        r#"{{"file_format_version": "1.0.0", "name": "{name}", "library_path": "{}", "options": {options}}}"#,
+        library.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_plugin_named_like_a_built_in_is_refused_not_certified_as_the_built_in() {
+    let dir = scratch("built-in-names");
+    for name in ["cpu", "cuda", "wgpu"] {
+        let report = run(&manifest(&dir, name, &good_plugin(&dir), "{}"), None);
+        assert!(!report.success(), "{}", report.to_text());
+        assert_eq!(report.summary.passed, 0, "{}", report.to_text());
+        let error = report.error.clone().unwrap_or_default();
+        assert!(error.contains("built-in backend"), "{error}");
+    }
+    // A library file named like a built-in is refused the same way.
+    let lib = dir.join(format!(
+        "{}cpu{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    std::fs::copy(good_plugin(&dir), &lib).unwrap();
+    let report = run(&lib, None);
+    assert!(!report.success() && report.summary.passed == 0, "{}", report.to_text());
+}
+
+#[test]
+fn a_plugin_that_does_not_load_is_a_counted_failure() {
+    let dir = scratch("unloadable");
+    let junk = dir.join("libjunk.so");
+    std::fs::write(&junk, b"not a shared library").unwrap();
+    let report = run(&junk, None);
+    assert!(!report.success());
+    assert_eq!(report.summary.failed, 1, "{}", report.to_text());
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(json["summary"]["failed"], 1);
+    let text = report.to_text();
+    assert!(text.contains("cannot be loaded as a shared library"), "{text}");
+    assert!(text.lines().any(|l| l == "0 passed, 1 failed, 0 skipped"), "{text}");
+}
+
+#[test]
+fn a_device_without_divide_or_bool_skips_the_cases_that_need_them() {
+    let dir = scratch("gaps");
+    let sim = locate::sim_library();
+    for (name, options, needle) in [
+        ("nodivide", r#"{"refuse_ops": ["divide"]}"#, "needs op divide"),
+        ("nobool", r#"{"refuse_dtypes": ["bool"]}"#, "needs"),
+    ] {
+        let m = manifest(&dir, name, &sim, options);
+        for filter in ["reductions::", "placement::"] {
+            let report = run(&m, Some(filter));
+            assert!(report.success(), "{}", report.to_text());
+            assert!(report.summary.passed > 0, "{}", report.to_text());
+            if name == "nodivide" && filter == "reductions::" {
+                let skips = reasons(&report, "skip");
+                assert!(
+                    skips.iter().any(|s| s.contains("mean_axes") && s.contains(needle)),
+                    "{skips:#?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_c_template_passes_and_reports_its_gaps_as_skips() {
+    let report = run(&template_manifest(&scratch("template")), None);
+    assert!(report.success(), "{}", report.to_text());
+    assert_eq!(report.devices, ["template:0"]);
+    assert!(
+        report.summary.passed >= 10 && report.summary.skipped > 0,
+        "{:?}",
+        report.summary
+    );
 }

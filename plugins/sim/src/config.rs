@@ -6,11 +6,12 @@
 //! | `devices`       | `ANYDEV_SIM_DEVICES`       | number of devices (default 2)                  |
 //! | `memory_limit`  | `ANYDEV_SIM_MEMORY_LIMIT`  | bytes per device (`K`/`M`/`G` suffixes)        |
 //! | `refuse_dtypes` | `ANYDEV_SIM_REFUSE_DTYPES` | dtypes the devices refuse (`f64,f16`)          |
+//! | `refuse_ops`    | (manifest only)            | ops the devices refuse (`["divide"]`)          |
 //! | `peer_access`   | `ANYDEV_SIM_PEER_ACCESS`   | devices reach each other's memory (1/0)        |
 //! | `unified`       | `ANYDEV_SIM_UNIFIED`       | reach host and managed memory (1/0, default 0) |
 //! | `op_delay_us`   | `ANYDEV_SIM_OP_DELAY_US`   | µs each op/fill/copy sleeps first (default 0)  |
 
-use anydev_ops::DType;
+use anydev_ops::{DType, OpCode};
 use anydev_plugin::{PluginError, Result};
 use serde_json::Value;
 
@@ -30,6 +31,9 @@ pub struct SimConfig {
     pub memory_limit: Option<u64>,
     /// Dtypes the devices do not hold or compute with (as on GPUs without f64).
     pub refused: Vec<DType>,
+    /// Ops the devices say they do not implement, for any dtype (a device
+    /// with gaps, as conformance must handle).
+    pub refused_ops: Vec<OpCode>,
     /// Whether each device reaches the others' memory directly. Without it,
     /// copies between devices are staged through host memory.
     pub peer_access: bool,
@@ -49,6 +53,7 @@ impl Default for SimConfig {
             devices: DEFAULT_DEVICES,
             memory_limit: None,
             refused: Vec::new(),
+            refused_ops: Vec::new(),
             peer_access: true,
             unified: false,
             op_delay_us: 0,
@@ -128,6 +133,16 @@ impl SimConfig {
                     let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
                     let names = names.ok_or_else(|| invalid("refuse_dtypes", value, "a list of dtype names"))?;
                     self.refused = parse_dtypes(names, "refuse_dtypes")?;
+                }
+                ("refuse_ops", Value::Array(items)) => {
+                    self.refused_ops = items
+                        .iter()
+                        .map(|item| {
+                            item.as_str()
+                                .and_then(|name| OpCode::all().into_iter().find(|op| op.name() == name))
+                                .ok_or_else(|| invalid("refuse_ops", item, "op names like \"divide\""))
+                        })
+                        .collect::<Result<_>>()?;
                 }
                 ("peer_access", Value::Bool(b)) => self.peer_access = *b,
                 ("unified", Value::Bool(b)) => self.unified = *b,

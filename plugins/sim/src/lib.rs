@@ -174,7 +174,9 @@ impl Plugin for Sim {
     }
 
     fn supports(&self, _device: usize, op: OpCode, dtype: DType) -> bool {
-        !self.config.refused.contains(&dtype) && anydev_kernels::supports(op, dtype)
+        !self.config.refused.contains(&dtype)
+            && !self.config.refused_ops.contains(&op)
+            && anydev_kernels::supports(op, dtype)
     }
 
     fn memory_kinds(&self, _device: usize) -> Vec<MemoryKind> {

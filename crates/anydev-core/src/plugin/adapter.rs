@@ -610,10 +610,14 @@ impl Backend for PluginBackend {
         let result = codec::encode(
             &handles,
             |(h, t)| codec::tensor(*h, t.offset, t.dtype(), t.shape, t.strides),
-            |call| self.instance().execute(s.handle, call),
+            |call| match self.instance().signature_supported(stream.device().index(), call) {
+                Ok(true) => self.instance().execute(s.handle, call).map(|()| true),
+                other => other,
+            },
         );
         match result {
-            Ok(()) => Ok(()),
+            Ok(true) => Ok(()),
+            Ok(false) => Err(unsupported()),
             Err(e) if e.code == ErrorCode::Unimplemented => Err(unsupported()),
             Err(e) => Err(self.error(e)),
         }

@@ -116,6 +116,19 @@ impl Instance {
         f: Option<F>,
         invoke: impl FnOnce(F) -> AnydevStatus,
     ) -> Result<(), CallError> {
+        self.call_op(call, None, f, invoke)
+    }
+
+    /// As [`Instance::call`], for a call that runs the op of ABI code
+    /// `op_code`; the call watcher (if any) hears of it first.
+    fn call_op<F: Copy>(
+        &self,
+        call: &'static str,
+        op_code: Option<u32>,
+        f: Option<F>,
+        invoke: impl FnOnce(F) -> AnydevStatus,
+    ) -> Result<(), CallError> {
+        super::watch::entering(call, op_code);
         let Some(f) = f else {
             return Err(self.error(
                 call,
@@ -203,6 +216,42 @@ impl Instance {
         self.call("op_supported", self.table.api.op_supported, |f| {
             // SAFETY: live context and device; the out-pointer is a local.
             unsafe { f(self.context, self.device(index), op, dtype, &mut out) }
+        })?;
+        Ok(out != 0)
+    }
+
+    /// Whether the device runs `call`'s exact signature (its output dtype
+    /// and every input's), asked through `op_supported_signature` (ABI
+    /// 1.2); `true` when the plugin leaves that call out, so that
+    /// `op_supported` alone decides.
+    pub fn signature_supported(&self, index: usize, call: &AnydevOpCall) -> Result<bool, CallError> {
+        if self.table.api.op_supported_signature.is_none() {
+            return Ok(true);
+        }
+        let inputs: &[AnydevOperand] = if call.num_inputs == 0 || call.inputs.is_null() {
+            &[]
+        } else {
+            // SAFETY: the codec built `call` with `num_inputs` operands at
+            // `inputs`, alive for the whole execute (this call included).
+            unsafe { std::slice::from_raw_parts(call.inputs, call.num_inputs) }
+        };
+        let dtypes: Vec<u32> = inputs
+            .iter()
+            .map(|o| match o.kind {
+                ANYDEV_OPERAND_SCALAR => o.scalar.dtype,
+                _ => o.tensor.dtype,
+            })
+            .collect();
+        let mut signature = AnydevOpSignature::new_sized();
+        signature.op_code = call.op_code;
+        signature.output_dtype = call.output.dtype;
+        signature.input_dtypes = dtypes.as_ptr();
+        signature.num_inputs = dtypes.len();
+        let mut out = 0u8;
+        self.call("op_supported_signature", self.table.api.op_supported_signature, |f| {
+            // SAFETY: live context and device; `signature` and the dtypes it
+            // points at live across the call; the out-pointer is a local.
+            unsafe { f(self.context, self.device(index), &signature, &mut out) }
         })?;
         Ok(out != 0)
     }
@@ -448,7 +497,7 @@ impl Instance {
     }
 
     pub fn execute(&self, stream: *mut AnydevStream, call: &AnydevOpCall) -> Result<(), CallError> {
-        self.call("execute", self.table.api.execute, |f| {
+        self.call_op("execute", Some(call.op_code), self.table.api.execute, |f| {
             // SAFETY: live context and stream; `call` and the arrays it
             // points at live across the call (built by the codec's `encode`).
             unsafe { f(self.context, stream, call) }

@@ -61,9 +61,90 @@ impl Table {
     }
 }
 
-/// Opens the library at `path` and reads its table. The library stays
-/// loaded for the rest of the process. Errors say what is wrong with the
-/// file, in words a person can act on.
+/// Whether a table has one particular call.
+type HasCall = fn(&AnydevPluginApi) -> bool;
+
+/// The calls every plugin must implement, each with its presence test:
+/// without them the host can neither report errors, find and describe
+/// devices, nor move data. Every other call may be NULL (the header says
+/// what NULL means for each; `execute` NULL is a device that runs no op).
+const REQUIRED_CALLS: &[(&str, HasCall)] = &[
+    ("error_code", |a| a.error_code.is_some()),
+    ("error_message", |a| a.error_message.is_some()),
+    ("error_destroy", |a| a.error_destroy.is_some()),
+    ("initialize", |a| a.initialize.is_some()),
+    ("shutdown", |a| a.shutdown.is_some()),
+    ("device_count", |a| a.device_count.is_some()),
+    ("get_device", |a| a.get_device.is_some()),
+    ("device_properties", |a| a.device_properties.is_some()),
+    ("device_capabilities", |a| a.device_capabilities.is_some()),
+    ("op_supported", |a| a.op_supported.is_some()),
+    ("device_synchronize", |a| a.device_synchronize.is_some()),
+    ("allocate", |a| a.allocate.is_some()),
+    ("free", |a| a.free.is_some()),
+    ("memory_stats", |a| a.memory_stats.is_some()),
+    ("copy_host_to_device", |a| a.copy_host_to_device.is_some()),
+    ("copy_device_to_host", |a| a.copy_device_to_host.is_some()),
+];
+
+impl Table {
+    /// `Err` naming every required call the table leaves NULL (or outside
+    /// its `struct_size`).
+    pub fn check_required(&self) -> Result<(), String> {
+        let missing: Vec<&str> = REQUIRED_CALLS
+            .iter()
+            .filter(|(_, present)| !present(&self.api))
+            .map(|(name, _)| *name)
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "the function table (ABI {}.{}, {} bytes) lacks required calls: {}",
+            self.version.major,
+            self.version.minor,
+            self.declared_size,
+            missing.join(", ")
+        ))
+    }
+}
+
+/// An error and its sources, joined: libloading puts the system loader's
+/// own text (the missing dependency, the unresolved symbol, the wrong
+/// architecture) in the source, not in the top-level message.
+fn with_sources(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        source = e.source();
+    }
+    text
+}
+
+/// Opens a library with every symbol bound now, so an unresolved symbol is
+/// a load failure here rather than a `symbol lookup error` that kills the
+/// process at the plugin's first call; and locally, so that one plugin's
+/// symbols never satisfy another's.
+#[cfg(unix)]
+fn open_library(path: &Path) -> Result<libloading::Library, libloading::Error> {
+    use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+    // SAFETY: loading a library runs its initialisers. Plugins are code the
+    // user asked to load (by manifest or ANYDEV_PLUGINS); running it is the
+    // point. Nothing else in the process depends on its symbols.
+    unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }.map(Into::into)
+}
+
+#[cfg(not(unix))]
+fn open_library(path: &Path) -> Result<libloading::Library, libloading::Error> {
+    // SAFETY: as above; Windows resolves imports when it loads a library.
+    unsafe { libloading::Library::new(path) }
+}
+
+/// Opens the library at `path` and reads its table. The library stays loaded for the rest of the
+/// process. Errors say what is wrong with the file, in words a person can
+/// act on, with the system loader's own message.
 pub fn load(path: &Path) -> Result<Table, String> {
     if !path.exists() {
         return Err("the library file does not exist".to_owned());
@@ -71,16 +152,17 @@ pub fn load(path: &Path) -> Result<Table, String> {
     if !path.is_file() {
         return Err("the library path is not a file".to_owned());
     }
-    // SAFETY: loading a library runs its initialisers. Plugins are code the
-    // user asked to load (by manifest or ANYDEV_PLUGINS); running it is the
-    // point. Nothing else in the process depends on its symbols.
     let library =
-        unsafe { libloading::Library::new(path) }.map_err(|e| format!("cannot be loaded as a shared library: {e}"))?;
+        open_library(path).map_err(|e| format!("cannot be loaded as a shared library: {}", with_sources(&e)))?;
     // SAFETY: the symbol, if present, has the entry point's documented type
     // (an ABI requirement); the pointer is used while the library is loaded,
     // which is forever (it is leaked below).
-    let entry = unsafe { library.get::<AnydevGetApiFn>(ENTRY_SYMBOL_NUL) }
-        .map_err(|e| format!("the library does not export {ENTRY_SYMBOL} (is it an anydev plugin?): {e}"))?;
+    let entry = unsafe { library.get::<AnydevGetApiFn>(ENTRY_SYMBOL_NUL) }.map_err(|e| {
+        format!(
+            "the library does not export {ENTRY_SYMBOL} (is it an anydev plugin?): {}",
+            with_sources(&e)
+        )
+    })?;
     let entry: AnydevGetApiFn = *entry;
     std::mem::forget(library);
     // SAFETY: the entry point takes no arguments and returns a table that

@@ -15,9 +15,11 @@ mod discovery;
 mod instance;
 mod library;
 mod manifest;
+mod watch;
 
 pub use discovery::{discover, Discovery, Entry, PluginConfig, PluginSpec};
 pub use manifest::{Manifest, DEFAULT_PRIORITY};
+pub use watch::{watch_calls, CallWatcher};
 
 use crate::backend::Backend;
 use crate::runtime::{BackendProvider, InitError};
@@ -84,7 +86,12 @@ fn open(spec: &PluginSpec) -> Result<Arc<dyn Backend>, InitError> {
     start(spec, table)
 }
 
+/// Checks the table's required calls, initialises the plugin and wraps it.
+/// A plugin with no devices is unavailable, named like every other problem.
 fn start(spec: &PluginSpec, table: Table) -> Result<Arc<dyn Backend>, InitError> {
+    table
+        .check_required()
+        .map_err(|e| InitError::Failed(spec.describe(e)))?;
     let version = table.version;
     let instance = Instance::initialize(table, &spec.name, &spec.options_json).map_err(|e| {
         let reason = spec.describe(format!(
@@ -100,6 +107,12 @@ fn start(spec: &PluginSpec, table: Table) -> Result<Arc<dyn Backend>, InitError>
             _ => InitError::Failed(reason),
         }
     })?;
+    if instance.device_count() == 0 {
+        return Err(InitError::Unavailable(spec.describe(format!(
+            "the plugin (ABI {}.{}) reports 0 devices",
+            version.major, version.minor
+        ))));
+    }
     let identity = Identity {
         name: spec.name.clone(),
         library: spec.library.clone(),

@@ -13,6 +13,20 @@
  *                             past struct_size would crash
  *   TEST_NO_ENTRY             do not export the entry symbol
  *   TEST_INIT_FAILS           initialize returns an error
+ *   TEST_INIT_CRASHES         initialize dies of SIGSEGV
+ *   TEST_ADD_CRASHES          execute of add dies of SIGSEGV
+ *   TEST_UNRESOLVED           initialize calls a function no library defines
+ *                             (a load failure under immediate binding)
+ *   TEST_DEPENDENCY           initialize calls anydev_test_dependency(),
+ *                             defined in a library the test links and
+ *                             then removes
+ *   TEST_DEVICES              the number of devices (default 1)
+ *   TEST_NO_CAPABILITIES      leave the required device_capabilities NULL
+ *   TEST_REPORT_SHUTDOWN      shutdown writes the live streams and buffers
+ *                             to the file $ANYDEV_TEST_SHUTDOWN_FILE
+ *   TEST_SIGNATURE_NO_ADD     op_supported_signature (ABI 1.2) refuses add,
+ *                             which op_supported accepts; execute of add
+ *                             then fails loudly, as the host must not call it
  *
  * It also exports anydev_test_layout, the sizes and offsets of the ABI
  * types as this C compiler sees them, for the test to compare with Rust.
@@ -32,6 +46,23 @@
 #ifndef TEST_MINOR
 #define TEST_MINOR ANYDEV_ABI_VERSION_MINOR
 #endif
+#ifndef TEST_DEVICES
+#define TEST_DEVICES 1
+#endif
+
+#if defined(TEST_INIT_CRASHES) || defined(TEST_ADD_CRASHES)
+/* A real invalid write, not raise(SIGSEGV): a host may handle a raised
+ * signal and carry on (Rust's stack-overflow handler does). */
+static int *volatile nowhere = NULL;
+#define CRASH() (*nowhere = 1)
+#endif
+
+#ifdef TEST_UNRESOLVED
+void anydev_test_no_library_defines_this(void);
+#endif
+#ifdef TEST_DEPENDENCY
+void anydev_test_dependency(void);
+#endif
 
 struct AnydevError {
   int32_t code;
@@ -45,6 +76,7 @@ struct AnydevDevice {
 struct AnydevContext {
   AnydevDevice device;
   uint64_t in_use, peak, allocations;
+  uint64_t streams; /* live streams */
 };
 
 struct AnydevBuffer {
@@ -78,6 +110,15 @@ static AnydevStatus initialize(const AnydevInitArgs *args, AnydevContext **out) 
   (void)out;
   return fail(ANYDEV_ERROR_INTERNAL, "simulated driver failure: firmware not loaded");
 #else
+#ifdef TEST_INIT_CRASHES
+  CRASH();
+#endif
+#ifdef TEST_UNRESOLVED
+  anydev_test_no_library_defines_this();
+#endif
+#ifdef TEST_DEPENDENCY
+  anydev_test_dependency();
+#endif
   if (!args || args->host_version.major != ANYDEV_ABI_VERSION_MAJOR)
     return fail(ANYDEV_ERROR_INVALID_ARGUMENT, "host speaks another major ABI version");
   AnydevContext *ctx = calloc(1, sizeof *ctx);
@@ -88,13 +129,22 @@ static AnydevStatus initialize(const AnydevInitArgs *args, AnydevContext **out) 
 }
 
 static AnydevStatus shutdown_ctx(AnydevContext *ctx) {
+#ifdef TEST_REPORT_SHUTDOWN
+  const char *path = getenv("ANYDEV_TEST_SHUTDOWN_FILE");
+  FILE *f = path ? fopen(path, "w") : NULL;
+  if (f) {
+    fprintf(f, "shutdown with %llu streams and %llu buffers live\n", (unsigned long long)ctx->streams,
+            (unsigned long long)ctx->allocations);
+    fclose(f);
+  }
+#endif
   free(ctx);
   return NULL;
 }
 
 static AnydevStatus device_count(AnydevContext *ctx, uint32_t *out) {
   (void)ctx;
-  *out = 1;
+  *out = TEST_DEVICES;
   return NULL;
 }
 
@@ -126,7 +176,9 @@ static const AnydevAttribute attributes[] = {
     {"ctest.language", ANYDEV_ATTR_STRING, 0, 0, 0.0, "C99", NULL, 0},
 };
 
-static AnydevStatus device_capabilities(AnydevContext *ctx, AnydevDevice *dev, AnydevAttributeList *out) {
+/* Unused under TEST_NO_CAPABILITIES. */
+__attribute__((unused)) static AnydevStatus device_capabilities(AnydevContext *ctx, AnydevDevice *dev,
+                                                               AnydevAttributeList *out) {
   (void)ctx;
   (void)dev;
   out->attributes = attributes;
@@ -141,6 +193,16 @@ static AnydevStatus op_supported(AnydevContext *ctx, AnydevDevice *dev, uint32_t
   *out = dtype == ANYDEV_DTYPE_F32 && (op == ANYDEV_OP_FILL || op == ANYDEV_OP_COPY || op == ANYDEV_OP_ADD);
   return NULL;
 }
+
+#ifdef TEST_SIGNATURE_NO_ADD
+static AnydevStatus op_supported_signature(AnydevContext *ctx, AnydevDevice *dev, const AnydevOpSignature *sig,
+                                           uint8_t *out) {
+  (void)ctx;
+  (void)dev;
+  *out = sig->op_code != ANYDEV_OP_ADD;
+  return NULL;
+}
+#endif
 
 static AnydevStatus device_synchronize(AnydevContext *ctx, AnydevDevice *dev) {
   (void)ctx;
@@ -187,14 +249,15 @@ static AnydevStatus memory_stats(AnydevContext *ctx, AnydevDevice *dev, AnydevMe
 }
 
 static AnydevStatus stream_create(AnydevContext *ctx, AnydevDevice *dev, AnydevStream **out) {
-  (void)ctx;
   (void)dev;
   *out = calloc(1, sizeof **out);
-  return *out ? NULL : fail(ANYDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream");
+  if (!*out) return fail(ANYDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream");
+  ctx->streams += 1;
+  return NULL;
 }
 
 static AnydevStatus stream_destroy(AnydevContext *ctx, AnydevStream *s) {
-  (void)ctx;
+  ctx->streams -= 1;
   free(s);
   return NULL;
 }
@@ -315,6 +378,12 @@ static AnydevStatus execute(AnydevContext *ctx, AnydevStream *s, const AnydevOpC
       for (uint64_t i = 0; i < n; i++) *element(out, out->shape, out->ndim, i) = operand_value(&call->inputs[0], out, i);
       return NULL;
     case ANYDEV_OP_ADD:
+#ifdef TEST_SIGNATURE_NO_ADD
+      return fail(ANYDEV_ERROR_INTERNAL, "execute of add despite op_supported_signature saying no");
+#endif
+#ifdef TEST_ADD_CRASHES
+      CRASH();
+#endif
       for (uint64_t i = 0; i < n; i++)
         *element(out, out->shape, out->ndim, i) =
             operand_value(&call->inputs[0], out, i) + operand_value(&call->inputs[1], out, i);
@@ -335,7 +404,11 @@ static const AnydevPluginApi api = {
     .device_count = device_count,
     .get_device = get_device,
     .device_properties = device_properties,
+#ifdef TEST_NO_CAPABILITIES
+    .device_capabilities = NULL,
+#else
     .device_capabilities = device_capabilities,
+#endif
     .op_supported = op_supported,
     .memory_kinds = NULL, /* device memory only */
     .device_synchronize = device_synchronize,
@@ -355,6 +428,9 @@ static const AnydevPluginApi api = {
     .copy_device_to_device = copy_d2d,
     .fill = fill_bytes,
     .execute = execute,
+#ifdef TEST_SIGNATURE_NO_ADD
+    .op_supported_signature = op_supported_signature,
+#endif
 };
 
 #ifdef TEST_TABLE_SIZE
@@ -413,6 +489,12 @@ __attribute__((visibility("default"))) const AnydevTestLayout anydev_test_layout
     OFFSET(AnydevPluginApi, execute),
     OFFSET(AnydevPluginApi, buffer_host_pointer),
     OFFSET(AnydevPluginApi, buffer_import),
+    OFFSET(AnydevPluginApi, op_supported_signature),
+    SIZE(AnydevOpSignature),
+    OFFSET(AnydevOpSignature, op_code),
+    OFFSET(AnydevOpSignature, output_dtype),
+    OFFSET(AnydevOpSignature, input_dtypes),
+    OFFSET(AnydevOpSignature, num_inputs),
     SIZE(AnydevInitArgs),
     OFFSET(AnydevInitArgs, plugin_name),
     OFFSET(AnydevInitArgs, options_json),

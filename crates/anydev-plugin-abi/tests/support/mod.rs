@@ -30,6 +30,12 @@ pub fn scratch(name: &str) -> PathBuf {
 /// `libctest_<variant>.so` compiled from `tests/c_plugin/test_plugin.c`
 /// with `defines`, built once per process.
 pub fn c_plugin(variant: &str, defines: &[(&str, &str)]) -> PathBuf {
+    c_plugin_with(variant, defines, &[])
+}
+
+/// As [`c_plugin`], with `extra` arguments after the source file (libraries
+/// to link).
+pub fn c_plugin_with(variant: &str, defines: &[(&str, &str)], extra: &[&std::ffi::OsStr]) -> PathBuf {
     static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
     let mut built = BUILT
         .get_or_init(Default::default)
@@ -45,6 +51,22 @@ pub fn c_plugin(variant: &str, defines: &[(&str, &str)]) -> PathBuf {
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
     ));
+    let mut cmd = shared_library_compiler();
+    for (name, value) in defines {
+        cmd.arg(format!("-D{name}={value}"));
+    }
+    cmd.arg("-I").arg(root.join("include"));
+    cmd.arg(root.join("tests/c_plugin/test_plugin.c"))
+        .args(extra)
+        .arg("-o")
+        .arg(&out);
+    run_compiler(cmd, variant);
+    built.insert(variant.to_owned(), out.clone());
+    out
+}
+
+/// The C compiler, set up to build a shared library from C99 without warnings.
+fn shared_library_compiler() -> std::process::Command {
     let compiler = cc::Build::new()
         .cargo_metadata(false)
         .target(&triple())
@@ -59,18 +81,30 @@ pub fn c_plugin(variant: &str, defines: &[(&str, &str)]) -> PathBuf {
     } else {
         "-shared"
     });
-    for (name, value) in defines {
-        cmd.arg(format!("-D{name}={value}"));
-    }
-    cmd.arg("-I").arg(root.join("include"));
-    cmd.arg(root.join("tests/c_plugin/test_plugin.c")).arg("-o").arg(&out);
+    cmd
+}
+
+fn run_compiler(mut cmd: std::process::Command, what: &str) {
     let result = cmd.output().expect("run the C compiler");
     assert!(
         result.status.success(),
-        "compiling the C test plugin ({variant}) failed:\n{}",
+        "compiling {what} failed:\n{}",
         String::from_utf8_lossy(&result.stderr)
     );
-    built.insert(variant.to_owned(), out.clone());
+}
+
+/// `dir/lib<name>.so` built from the C `source` text.
+pub fn c_library(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).expect("write C source");
+    let out = dir.join(format!(
+        "{}{name}{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    ));
+    let mut cmd = shared_library_compiler();
+    cmd.arg(&src).arg("-o").arg(&out);
+    run_compiler(cmd, name);
     out
 }
 

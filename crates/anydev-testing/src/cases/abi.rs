@@ -13,15 +13,10 @@ use anydev_core::{DType, Error, TensorRef};
 
 pub fn cases() -> Vec<Case> {
     vec![
-        Case::new("abi::declared_dtypes_hold_data", declared_dtypes),
-        Case::new("abi::declared_ops_run_and_others_are_unsupported", declared_ops).dtypes(&[
-            DType::Bool,
-            DType::I32,
-            DType::U8,
-            DType::F16,
-            DType::F32,
-            DType::F64,
-        ]),
+        Case::new("abi::declared_dtypes_hold_data", declared_dtypes).asks_support_itself(),
+        Case::new("abi::declared_ops_run_and_others_are_unsupported", declared_ops)
+            .dtypes(&[DType::Bool, DType::I32, DType::U8, DType::F16, DType::F32, DType::F64])
+            .asks_support_itself(),
         Case::new("abi::errors_carry_messages", errors_carry_messages),
         Case::new("abi::memory_accounting_returns_to_zero", memory_accounting).needs(Need::DType(DType::F32)),
         Case::new("abi::devices_have_separate_memory", separate_memory)

@@ -553,7 +553,9 @@ mod points {
 }
 
 pub fn cases() -> Vec<Case> {
-    vec![Case::new("accuracy::ulp_bounds", ulp_bounds).dtypes(DTYPES)]
+    vec![Case::new("accuracy::ulp_bounds", ulp_bounds)
+        .dtypes(DTYPES)
+        .asks_support_itself()]
 }
 
 /// Every function the device implements is within its promised bound.

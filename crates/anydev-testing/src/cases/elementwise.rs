@@ -4,7 +4,7 @@
 use crate::case::{check_eq, expect_err, Case, CaseCtx, Failure};
 use crate::reference::{self as r, check_array, check_close};
 use anydev_array::{self as ad, Array, IntoArg};
-use anydev_core::ops::{BinaryOp, OpCode, UnaryOp};
+use anydev_core::ops::{BinaryOp, OpCode, ReduceOp, UnaryOp};
 use anydev_core::{DType, Error};
 
 type Binary = (BinaryOp, fn(f64, f64) -> f64);
@@ -55,18 +55,25 @@ pub fn cases() -> Vec<Case> {
             BinaryOp::Less => |c| broadcast_case(c, BinaryOp::Less),
             _ => |c| broadcast_case(c, BinaryOp::Equal),
         };
-        cases.push(
-            Case::new(format!("elementwise::{}_broadcast", op.name()), body)
-                .dtypes(&[DType::F16, DType::F32, DType::F64, DType::I32, DType::U8])
-                .op(OpCode::Binary(op))
-                .op(OpCode::Copy),
-        );
+        let case = Case::new(format!("elementwise::{}_broadcast", op.name()), body)
+            .dtypes(&[DType::F16, DType::F32, DType::F64, DType::I32, DType::U8])
+            .op(OpCode::Binary(op))
+            .op(OpCode::Copy);
+        // Comparisons answer in bool.
+        cases.push(match op {
+            BinaryOp::Less | BinaryOp::Equal => case.needs(crate::Need::DType(DType::Bool)),
+            _ => case,
+        });
     }
     cases.extend([
         Case::new("elementwise::unary_special_values", unary_special_values)
             .dtypes(&[DType::F32, DType::F64])
             .op(OpCode::Unary(UnaryOp::Exp))
-            .op(OpCode::Unary(UnaryOp::Sqrt)),
+            .op(OpCode::Unary(UnaryOp::Sqrt))
+            .op(OpCode::Unary(UnaryOp::Abs))
+            .op(OpCode::Unary(UnaryOp::Floor))
+            .op(OpCode::Unary(UnaryOp::Negative))
+            .op(OpCode::Unary(UnaryOp::Tanh)),
         Case::new("elementwise::inverse_hyperbolic_extremes", inverse_hyperbolic_extremes)
             .dtypes(&[DType::F32, DType::F64])
             .op(OpCode::Unary(UnaryOp::Asinh))
@@ -80,7 +87,21 @@ pub fn cases() -> Vec<Case> {
         .needs(crate::Need::DType(DType::I8))
         .op(OpCode::Binary(BinaryOp::Less))
         .op(OpCode::Binary(BinaryOp::Equal))
-        .op(OpCode::Where),
+        .op(OpCode::Where)
+        .ops_for(DType::I8, &[OpCode::Binary(BinaryOp::Less), OpCode::Cast])
+        .ops_for(DType::I64, &[OpCode::Binary(BinaryOp::Less), OpCode::Cast])
+        .ops_for(
+            DType::U64,
+            &[
+                OpCode::Binary(BinaryOp::Equal),
+                OpCode::Binary(BinaryOp::NotEqual),
+                OpCode::Binary(BinaryOp::Less),
+                OpCode::Binary(BinaryOp::LessEqual),
+                OpCode::Binary(BinaryOp::Greater),
+                OpCode::Binary(BinaryOp::GreaterEqual),
+            ],
+        )
+        .ops_for(DType::Bool, &[OpCode::Where, OpCode::Fill]),
         Case::new(
             "elementwise::integer_inputs_to_float_functions",
             integer_inputs_to_float_functions,
@@ -90,14 +111,41 @@ pub fn cases() -> Vec<Case> {
         .needs(crate::Need::DType(DType::I8))
         .needs(crate::Need::DType(DType::I16))
         .op(OpCode::Unary(UnaryOp::Sqrt))
-        .op(OpCode::Binary(BinaryOp::Divide)),
+        .op(OpCode::Binary(BinaryOp::Divide))
+        .ops_for(DType::F16, &[OpCode::Unary(UnaryOp::Sqrt)])
+        .ops_for(
+            DType::F64,
+            &[
+                OpCode::Unary(UnaryOp::Sqrt),
+                OpCode::Binary(BinaryOp::Divide),
+                OpCode::Reduce(ReduceOp::Sum),
+            ],
+        )
+        .ops_for(DType::I8, &[OpCode::Binary(BinaryOp::Add), OpCode::Cast])
+        .ops_for(DType::I16, &[OpCode::Cast])
+        .ops_for(DType::I32, &[OpCode::Cast])
+        .ops_for(DType::U8, &[OpCode::Cast])
+        .ops_for(DType::U64, &[OpCode::Cast]),
         Case::new(
             "elementwise::linspace_and_clip_of_integers",
             linspace_and_clip_of_integers,
         )
         .needs(crate::Need::DType(DType::I8))
         .op(OpCode::Arange)
-        .op(OpCode::Unary(UnaryOp::Floor)),
+        .op(OpCode::Unary(UnaryOp::Floor))
+        .ops_for(
+            DType::F64,
+            &[
+                OpCode::Arange,
+                OpCode::Fill,
+                OpCode::Cast,
+                OpCode::Unary(UnaryOp::Floor),
+            ],
+        )
+        .ops_for(
+            DType::I8,
+            &[OpCode::Binary(BinaryOp::Maximum), OpCode::Binary(BinaryOp::Minimum)],
+        ),
         Case::new("elementwise::scalar_operands", scalar_operands)
             .dtypes(&[DType::F32, DType::F64, DType::I32])
             .op(OpCode::Binary(BinaryOp::Subtract))
@@ -111,15 +159,19 @@ pub fn cases() -> Vec<Case> {
             .dtypes(&[DType::F32, DType::F64])
             .op(OpCode::Unary(UnaryOp::Round))
             .op(OpCode::Unary(UnaryOp::IsNan))
-            .op(OpCode::Binary(BinaryOp::Remainder)),
+            .op(OpCode::Binary(BinaryOp::Remainder))
+            .needs(crate::Need::DType(DType::Bool)),
         Case::new("elementwise::where_and_clip", where_and_clip)
             .op(OpCode::Where)
             .op(OpCode::Binary(BinaryOp::Greater))
-            .op(OpCode::Binary(BinaryOp::Maximum)),
+            .op(OpCode::Binary(BinaryOp::Maximum))
+            .op(OpCode::Binary(BinaryOp::Minimum))
+            .needs(crate::Need::DType(DType::Bool)),
         Case::new("elementwise::astype", astype)
             .needs(crate::Need::DType(DType::I32))
             .needs(crate::Need::DType(DType::U8))
-            .op(OpCode::Cast),
+            .op(OpCode::Cast)
+            .ops_for(DType::I32, &[OpCode::Cast]),
         Case::new("elementwise::incompatible_shapes", incompatible_shapes),
     ]);
     cases

@@ -4,7 +4,7 @@
 use crate::case::{check, expect_err, Case, CaseCtx, Failure, Need};
 use crate::reference as r;
 use anydev_array::{self as ad};
-use anydev_core::ops::OpCode;
+use anydev_core::ops::{OpCode, ScanOp};
 use anydev_core::{DType, Error};
 
 pub fn cases() -> Vec<Case> {
@@ -14,7 +14,15 @@ pub fn cases() -> Vec<Case> {
         Case::new("errors::huge_sizes_are_refused_before_building", huge_sizes)
             .op(OpCode::Take)
             .op(OpCode::SearchSorted)
-            .op(OpCode::Copy),
+            .op(OpCode::Copy)
+            .ops_for(
+                DType::I64,
+                &[
+                    OpCode::Arange,
+                    OpCode::Scan(ScanOp::CumulativeSum),
+                    OpCode::SearchSorted,
+                ],
+            ),
     ]
 }
 

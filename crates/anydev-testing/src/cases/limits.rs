@@ -8,7 +8,7 @@
 use crate::case::{Case, CaseCtx, Failure, Need};
 use crate::reference::{self as r, check_array};
 use anydev_array::{self as ad, Order};
-use anydev_core::ops::{OpCode, ReduceOp, ScanOp};
+use anydev_core::ops::{BinaryOp, OpCode, ReduceOp, ScanOp};
 use anydev_core::DType;
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -20,35 +20,55 @@ pub fn cases() -> Vec<Case> {
     vec![
         Case::new("limits::cumulative_sum_of_long_axes", cumulative_sum_of_long_axes)
             .dtypes(&[DType::I32, DType::F64])
-            .op(OpCode::Scan(ScanOp::CumulativeSum)),
+            .op(OpCode::Scan(ScanOp::CumulativeSum))
+            .op(OpCode::Cast)
+            .op(OpCode::Copy)
+            .ops_for(DType::I64, &[OpCode::Scan(ScanOp::CumulativeSum), OpCode::Copy]),
         Case::new("limits::cumulative_prod_of_long_axes", cumulative_prod_of_long_axes)
             .dtypes(&[DType::I32, DType::F32])
-            .op(OpCode::Scan(ScanOp::CumulativeProd)),
+            .op(OpCode::Scan(ScanOp::CumulativeProd))
+            .op(OpCode::Cast)
+            .op(OpCode::Copy)
+            .ops_for(DType::I64, &[OpCode::Scan(ScanOp::CumulativeProd), OpCode::Copy]),
         Case::new(
             "limits::search_and_take_along_long_axes",
             search_and_take_along_long_axes,
         )
         .dtypes(&[DType::I32, DType::F32])
         .op(OpCode::SearchSorted)
-        .op(OpCode::Take),
+        .op(OpCode::Take)
+        .needs(Need::DType(DType::I64)),
         Case::new("limits::sort_and_argsort_of_long_axes", sort_and_argsort_of_long_axes)
             .dtypes(&[DType::I32, DType::F32])
             .op(OpCode::Sort)
-            .op(OpCode::Argsort),
+            .op(OpCode::Argsort)
+            .op(OpCode::Copy)
+            .needs(Need::DType(DType::I64)),
         Case::new("limits::unique_values_of_long_arrays", unique_values_of_long_arrays)
             .dtypes(&[DType::I32, DType::F32])
             .op(OpCode::Sort)
             .op(OpCode::Nonzero)
-            .op(OpCode::Take),
+            .op(OpCode::Take)
+            .op(OpCode::Binary(BinaryOp::NotEqual))
+            .ops_for(DType::I64, &[OpCode::Reduce(ReduceOp::Sum)])
+            .ops_for(
+                DType::Bool,
+                &[OpCode::Cast, OpCode::Copy, OpCode::Fill, OpCode::Nonzero],
+            ),
         Case::new("limits::long_and_many_reductions", long_and_many_reductions)
             .dtypes(&[DType::I32, DType::F32])
             .op(OpCode::Reduce(ReduceOp::Sum))
             .op(OpCode::Reduce(ReduceOp::Max))
             .op(OpCode::Reduce(ReduceOp::ArgMax))
-            .op(OpCode::Reduce(ReduceOp::ArgMin)),
+            .op(OpCode::Reduce(ReduceOp::ArgMin))
+            .op(OpCode::Cast)
+            .ops_for(DType::I64, &[OpCode::Reduce(ReduceOp::Sum)]),
         Case::new("limits::nonzero_of_long_arrays", nonzero_of_long_arrays)
             .dtypes(&[DType::I32, DType::U8])
-            .op(OpCode::Nonzero),
+            .op(OpCode::Nonzero)
+            .op(OpCode::Cast)
+            .ops_for(DType::I64, &[OpCode::Reduce(ReduceOp::Sum), OpCode::Copy])
+            .ops_for(DType::Bool, &[OpCode::Cast]),
         // One dtype each: a k of 2^20 in one workgroup, and 65,537
         // workgroups of 256 threads, take seconds on llvmpipe.
         Case::new("limits::matmul_along_a_long_k", matmul_along_a_long_k)
@@ -60,7 +80,8 @@ pub fn cases() -> Vec<Case> {
         Case::new("limits::f64_to_half_rounds_once", f64_to_half_rounds_once)
             .dtypes(&[DType::F16, DType::BF16])
             .needs(Need::F64)
-            .op(OpCode::Cast),
+            .op(OpCode::Cast)
+            .ops_for(DType::F64, &[OpCode::Cast]),
     ]
 }
 

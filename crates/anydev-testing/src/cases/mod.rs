@@ -17,6 +17,7 @@ mod linalg_ext;
 mod manipulation;
 mod math_special;
 mod math_trig;
+mod ordering;
 mod placement;
 mod reductions;
 mod search;
@@ -48,6 +49,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(defaults::cases());
     cases.extend(errors::cases());
     cases.extend(abi::cases());
+    cases.extend(ordering::cases());
     cases
 }
 

@@ -4,7 +4,7 @@
 use crate::case::{check, expect_err, Case, CaseCtx, Failure};
 use crate::reference::{self as r, check_array};
 use anydev_array::{self as ad, Array};
-use anydev_core::ops::{OpCode, ReduceOp, ScanOp};
+use anydev_core::ops::{BinaryOp, OpCode, ReduceOp, ScanOp, UnaryOp};
 use anydev_core::{DType, Error};
 
 type Reduce = fn(&Array, Vec<isize>) -> ad::Result<Array>;
@@ -70,16 +70,38 @@ pub fn cases() -> Vec<Case> {
             )
         })
         .dtypes(&[DType::F32, DType::F64])
-        .op(OpCode::Reduce(ReduceOp::Sum)),
+        .op(OpCode::Reduce(ReduceOp::Sum))
+        .op(OpCode::Binary(BinaryOp::Divide)),
         Case::new("reductions::half_statistics_widen", half_statistics_widen)
             .dtypes(&[DType::F16, DType::BF16])
             .op(OpCode::Reduce(ReduceOp::Sum))
             .op(OpCode::Reduce(ReduceOp::Max))
-            .needs(crate::Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::F32))),
+            .op(OpCode::Fill)
+            .op(OpCode::Cast)
+            .needs(crate::Need::DType(DType::Bool))
+            .ops_for(
+                DType::F32,
+                &[
+                    OpCode::Reduce(ReduceOp::Sum),
+                    OpCode::Reduce(ReduceOp::Max),
+                    OpCode::Cast,
+                    OpCode::Where,
+                    OpCode::Unary(UnaryOp::Exp),
+                    OpCode::Unary(UnaryOp::Log),
+                    OpCode::Unary(UnaryOp::IsFinite),
+                    OpCode::Unary(UnaryOp::Square),
+                    OpCode::Unary(UnaryOp::Sqrt),
+                    OpCode::Binary(BinaryOp::Add),
+                    OpCode::Binary(BinaryOp::Subtract),
+                    OpCode::Binary(BinaryOp::Divide),
+                ],
+            ),
         Case::new("reductions::argmax_and_cumsum", argmax_and_cumsum)
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Reduce(ReduceOp::ArgMax))
-            .op(OpCode::Scan(ScanOp::CumulativeSum)),
+            .op(OpCode::Scan(ScanOp::CumulativeSum))
+            .op(OpCode::Cast)
+            .ops_for(DType::I64, &[OpCode::Scan(ScanOp::CumulativeSum)]),
         Case::new("reductions::integer_sums_widen", integer_sums_widen)
             .needs(crate::Need::DType(DType::I8))
             .op(OpCode::Reduce(ReduceOp::Sum))

@@ -3,7 +3,7 @@
 use crate::case::{expect_err, Case, CaseCtx, Failure};
 use crate::reference::{self as r, check_array};
 use anydev_array::{self as ad, Order, Side};
-use anydev_core::ops::OpCode;
+use anydev_core::ops::{BinaryOp, OpCode, ReduceOp};
 use anydev_core::DType;
 
 pub fn cases() -> Vec<Case> {
@@ -11,18 +11,29 @@ pub fn cases() -> Vec<Case> {
         Case::new("search::sort_and_argsort", sort_and_argsort)
             .dtypes(&[DType::F32, DType::F64])
             .op(OpCode::Sort)
-            .op(OpCode::Argsort),
+            .op(OpCode::Argsort)
+            .needs(crate::Need::DType(DType::I64)),
         Case::new("search::sort_rows_and_columns", sort_rows_and_columns)
             .dtypes(&[DType::I32, DType::U8, DType::F16])
             .op(OpCode::Sort),
         Case::new("search::searchsorted", searchsorted)
             .dtypes(&[DType::F32, DType::I32])
-            .op(OpCode::SearchSorted),
+            .op(OpCode::SearchSorted)
+            .needs(crate::Need::DType(DType::I64)),
         Case::new("search::nonzero_take_unique", nonzero_take_unique)
             .needs(crate::Need::DType(DType::I32))
             .needs(crate::Need::Op(OpCode::Nonzero, Some(DType::I32)))
             .needs(crate::Need::Op(OpCode::Take, Some(DType::F32)))
-            .needs(crate::Need::Op(OpCode::Sort, Some(DType::I32))),
+            .needs(crate::Need::Op(OpCode::Sort, Some(DType::I32)))
+            .ops_for(
+                DType::I32,
+                &[OpCode::Binary(BinaryOp::NotEqual), OpCode::Cast, OpCode::Take],
+            )
+            .ops_for(DType::I64, &[OpCode::Reduce(ReduceOp::Sum), OpCode::Copy])
+            .ops_for(
+                DType::Bool,
+                &[OpCode::Cast, OpCode::Copy, OpCode::Fill, OpCode::Nonzero],
+            ),
     ]
 }
 
