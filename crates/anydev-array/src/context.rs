@@ -124,7 +124,7 @@ pub(crate) struct DeviceCtx {
     /// buffer uses must be recorded for ordering.
     pub asynchronous: bool,
     /// Indexed by `DType::code() - 1`: the device's `dtypes` capability.
-    dtypes: [bool; 13],
+    dtypes: [bool; DType::ALL.len()],
 }
 
 impl DeviceCtx {
@@ -152,7 +152,7 @@ impl DeviceCtx {
         let backend = Arc::clone(runtime.backend(device)?);
         let index = device.index();
         let caps = backend.capabilities(index)?;
-        let mut dtypes = [false; 13];
+        let mut dtypes = [false; DType::ALL.len()];
         for d in DType::ALL {
             dtypes[d.code() as usize - 1] = caps.supports_dtype(d);
         }
@@ -232,22 +232,39 @@ impl DeviceCtx {
         self.default_dtypes().integral
     }
 
+    /// The device's default complex dtype: `c128`, or `c64` on a device
+    /// without `c128`.
+    pub fn default_complex(&self) -> DType {
+        self.default_dtypes().complex_floating
+    }
+
     /// The dtype a Rust or Python scalar has on its own on this device:
-    /// `bool`, or the device's default integer or float.
+    /// `bool`, or the device's default integer, float or complex dtype.
     pub fn natural_dtype(&self, value: Weak) -> DType {
         match value {
             Weak::Bool(_) => DType::Bool,
             Weak::Int(_) => self.default_int(),
             Weak::Float(_) => self.default_float(),
+            Weak::Complex(..) => self.default_complex(),
         }
     }
 
     /// The float dtype a computation that wants `wanted` runs in here:
     /// `wanted` when the device holds it, else the next wider float it
-    /// holds, at most the default float. Other dtypes pass unchanged.
+    /// holds, at most the default float (complex dtypes likewise, at most
+    /// the default complex dtype). Other dtypes pass unchanged.
     pub fn float_for(&self, wanted: DType) -> DType {
-        if !wanted.is_float() || self.check_dtype(wanted).is_ok() {
+        if !wanted.is_inexact() || self.check_dtype(wanted).is_ok() {
             return wanted;
+        }
+        if wanted.is_complex() {
+            // `c128` where the device has no f64: `c64`, as the real
+            // components narrow to `f32`.
+            return [DType::C64, DType::C128]
+                .into_iter()
+                .skip_while(|&d| d != wanted)
+                .find(|&d| self.check_dtype(d).is_ok())
+                .unwrap_or_else(|| self.default_complex());
         }
         [DType::F16, DType::F32, DType::F64]
             .into_iter()

@@ -61,13 +61,7 @@ fn like(x: &Array, spec: Spec) -> Result<(Arc<DeviceCtx>, DType)> {
 /// A new array of `shape` with every element `value`.
 pub(crate) fn filled(ctx: &Arc<DeviceCtx>, dtype: DType, shape: &[usize], value: Scalar) -> Result<Array> {
     let out = alloc(ctx, dtype, shape)?;
-    execute(
-        ctx,
-        &Op::Fill {
-            out: out.tensor_ref(),
-            value,
-        },
-    )?;
+    crate::dispatch::fill(ctx, &out, value)?;
     Ok(out)
 }
 
@@ -220,13 +214,7 @@ pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl In
     let out = arange_on(&ctx, dtype, num, start, step)?;
     if endpoint && num > 1 {
         let last = out.slice(&[crate::SliceArg::from((num - 1) as isize..)])?;
-        execute(
-            &ctx,
-            &Op::Fill {
-                out: last.tensor_ref(),
-                value: promote::float_scalar(stop, dtype),
-            },
-        )?;
+        crate::dispatch::fill(&ctx, &last, promote::float_scalar(stop, dtype))?;
     }
     Ok(out)
 }

@@ -14,6 +14,8 @@ use anydev_core::{DType, Device, Result};
 pub struct DefaultDTypes {
     /// Real floating point: `f64`, or `f32` on a device without `f64`.
     pub real_floating: DType,
+    /// Complex floating point: `c128`, or `c64` on a device without `c128`.
+    pub complex_floating: DType,
     /// Integers: `i64`, or `i32` on a device without `i64`.
     pub integral: DType,
     /// Indices, as `argsort`, `argmax`, `nonzero` and `searchsorted`
@@ -28,6 +30,7 @@ impl DefaultDTypes {
         let pick = |wide, narrow| if holds(wide) { wide } else { narrow };
         DefaultDTypes {
             real_floating: pick(DType::F64, DType::F32),
+            complex_floating: pick(DType::C128, DType::C64),
             integral: pick(DType::I64, DType::I32),
             indexing: DType::I64,
         }

@@ -87,6 +87,35 @@ pub(crate) fn execute(ctx: &DeviceCtx, op: &Op<'_, TensorRef<'_>>) -> Result<()>
     )
 }
 
+/// `value` as a 0-d array on the device of `ctx`. This is how a `c128`
+/// scalar reaches a backend: the plugin ABI carries scalars in 64 bits.
+pub(crate) fn scalar_array(ctx: &Arc<DeviceCtx>, value: Scalar) -> Result<Array> {
+    crate::transfer::upload(ctx, value.dtype(), &[], &value.to_le_bytes())
+}
+
+/// Every element of `out` (an array or a view on the device of `ctx`)
+/// becomes `value`, of `out`'s dtype: a `Fill`, or for `c128` a copy from
+/// the uploaded value broadcast to `out`'s shape.
+pub(crate) fn fill(ctx: &Arc<DeviceCtx>, out: &Array, value: Scalar) -> Result<()> {
+    if value.dtype() == DType::C128 {
+        let v = scalar_array(ctx, value)?.broadcast_to(out.shape())?;
+        return execute(
+            ctx,
+            &Op::Copy {
+                x: v.tensor_ref(),
+                out: out.tensor_ref(),
+            },
+        );
+    }
+    execute(
+        ctx,
+        &Op::Fill {
+            out: out.tensor_ref(),
+            value,
+        },
+    )
+}
+
 /// Runs `work` on the thread's stream for the device of `ctx`, after the
 /// pending writes of the `inputs` and the pending uses of the `outputs`
 /// (each given as a function listing them, as they are walked twice), and

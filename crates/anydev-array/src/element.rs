@@ -1,18 +1,19 @@
 //! The Rust element types that can cross into and out of arrays.
 //!
-//! [`Element`] ties each of the 13 Rust types to its [`DType`] and to the
+//! [`Element`] ties each of the 15 Rust types to its [`DType`] and to the
 //! little-endian byte layout every backend uses for host transfers, so
 //! `from_slice` and `to_vec` need no `unsafe` and no per-dtype code at the
 //! call site.
 
 use anydev_ops::{DType, Scalar};
 use half::{bf16, f16};
+use num_complex::{Complex32, Complex64};
 
 mod sealed {
     pub trait Sealed {}
 }
 
-/// A Rust type that is one of the 13 dtypes. Sealed: the set of dtypes is
+/// A Rust type that is one of the 15 dtypes. Sealed: the set of dtypes is
 /// the op set's, not open.
 pub trait Element: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static + sealed::Sealed {
     const DTYPE: DType;
@@ -67,6 +68,40 @@ element!(
     f16 => F16, bf16 => BF16, f32 => F32, f64 => F64,
 );
 
+/// Complex numbers: the real part's bytes, then the imaginary part's.
+macro_rules! complex_element {
+    ($($t:ty => $variant:ident, $part:ty),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+
+        impl Element for $t {
+            const DTYPE: DType = DType::$variant;
+
+            fn to_scalar(self) -> Scalar {
+                Scalar::$variant(self)
+            }
+
+            fn from_scalar(s: Scalar) -> Option<Self> {
+                match s {
+                    Scalar::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+
+            fn put_le(self, out: &mut Vec<u8>) {
+                self.re.put_le(out);
+                self.im.put_le(out);
+            }
+
+            fn get_le(bytes: &[u8]) -> Self {
+                let (re, im) = bytes.split_at(std::mem::size_of::<$part>());
+                <$t>::new(<$part>::get_le(re), <$part>::get_le(im))
+            }
+        }
+    )*};
+}
+
+complex_element!(Complex32 => C64, f32, Complex64 => C128, f64);
+
 impl sealed::Sealed for bool {}
 
 impl Element for bool {
@@ -108,9 +143,9 @@ pub(crate) fn from_bytes<T: Element>(bytes: &[u8]) -> Vec<T> {
 
 /// One element of any dtype from its little-endian bytes.
 pub(crate) fn scalar_from_bytes(dtype: DType, bytes: &[u8]) -> Scalar {
-    let mut raw = [0u8; 8];
+    let mut raw = [0u8; 16];
     raw[..bytes.len()].copy_from_slice(bytes);
-    Scalar::from_bits(dtype, u64::from_le_bytes(raw))
+    Scalar::from_bits(dtype, u128::from_le_bytes(raw))
 }
 
 #[cfg(test)]
@@ -138,6 +173,11 @@ mod tests {
         check(&[u64::MAX, 0]);
         check(&[f16::from_f32(1.5), f16::NEG_INFINITY]);
         check(&[bf16::from_f32(-2.0)]);
+        check(&[
+            Complex32::new(1.5, -0.0),
+            Complex32::new(f32::NEG_INFINITY, f32::INFINITY),
+        ]);
+        check(&[Complex64::new(-2.0, 1e300)]);
         check(&[f32::INFINITY, 0.1]);
         check(&[f64::MIN_POSITIVE, -0.0]);
     }

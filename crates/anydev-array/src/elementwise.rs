@@ -25,15 +25,22 @@ use std::sync::Arc;
 pub(crate) enum Domain {
     /// Every dtype.
     Any,
-    /// Integers and floats; bool is an error.
+    /// Every dtype but the complex ones, which have no order
+    /// (comparisons, `maximum`, `minimum`).
+    Ordered,
+    /// Integers, floats and complex; bool is an error.
     Numeric,
-    /// Floats. Integers compute in the float NumPy's loops pick: `f16`
-    /// for 8-bit, `f32` for 16-bit, `f64` for wider integers (see
+    /// Integers and real floats (`floor`, `remainder`, `signbit`, ...).
+    RealNumeric,
+    /// Real floats. Integers compute in the float NumPy's loops pick:
+    /// `f16` for 8-bit, `f32` for 16-bit, `f64` for wider integers (see
     /// `docs/semantics.md`); bool is an error (the standard requires a
     /// float).
     Float,
-    /// Floats; integers compute in the default float dtype, as NumPy's
-    /// `true_divide` and `mean` do.
+    /// Real and complex floats; integers as in [`Domain::Float`].
+    Inexact,
+    /// Real and complex floats; integers compute in the default float
+    /// dtype, as NumPy's `true_divide` and `mean` do.
     DefaultFloat,
     /// Integers and bool (bitwise ops).
     Bits,
@@ -53,19 +60,27 @@ impl Domain {
                 reason: format!("{op} needs {what}"),
             })
         };
+        let complex = dtype.is_complex();
         match self {
             Domain::Any => Ok(dtype),
-            Domain::Numeric if dtype == DType::Bool => reject("a numeric dtype; convert bools with astype first"),
-            Domain::Numeric => Ok(dtype),
-            Domain::Float | Domain::DefaultFloat if dtype.is_float() => Ok(dtype),
-            Domain::Float if dtype.is_integer() => Ok(match dtype.size() {
+            Domain::Ordered | Domain::RealNumeric | Domain::Float if complex => {
+                reject("a real dtype; complex numbers have no order (compare real() or abs() instead)")
+            }
+            Domain::Ordered => Ok(dtype),
+            Domain::Numeric | Domain::RealNumeric if dtype == DType::Bool => {
+                reject("a numeric dtype; convert bools with astype first")
+            }
+            Domain::Numeric | Domain::RealNumeric => Ok(dtype),
+            Domain::Inexact | Domain::DefaultFloat if complex => Ok(dtype),
+            Domain::Float | Domain::Inexact | Domain::DefaultFloat if dtype.is_float() => Ok(dtype),
+            Domain::Float | Domain::Inexact if dtype.is_integer() => Ok(match dtype.size() {
                 1 => DType::F16,
                 2 => DType::F32,
                 _ => DType::F64,
             }),
             Domain::DefaultFloat if dtype.is_integer() => Ok(DEFAULT_FLOAT),
-            Domain::Float | Domain::DefaultFloat => reject("a floating-point or integer dtype"),
-            Domain::Bits if dtype.is_float() => reject("an integer or bool dtype"),
+            Domain::Float | Domain::Inexact | Domain::DefaultFloat => reject("a floating-point or integer dtype"),
+            Domain::Bits if dtype.is_inexact() => reject("an integer or bool dtype"),
             Domain::Bits => Ok(dtype),
             Domain::Int if dtype.is_integer() => Ok(dtype),
             Domain::Int => reject("an integer dtype"),
@@ -148,8 +163,11 @@ pub(crate) fn prepare<'a, const N: usize>(
         match arg {
             Arg::Array(a) if a.dtype() == dtype => Prep::Borrowed(a).broadcast(&shape),
             Arg::Array(a) => Prep::Owned(a.astype(dtype)?).broadcast(&shape),
-            Arg::Scalar(w) if domain == Domain::Logical => Ok(Prep::Scalar(Scalar::Bool(w.as_f64() != 0.0))),
-            Arg::Scalar(w) => Ok(Prep::Scalar(w.to_scalar(op, dtype)?)),
+            Arg::Scalar(w) if domain == Domain::Logical => Ok(Prep::Scalar(Scalar::Bool(w.is_nonzero()))),
+            Arg::Scalar(w) => match w.to_scalar(op, dtype)? {
+                wide @ Scalar::C128(_) => Prep::Owned(crate::dispatch::scalar_array(ctx, wide)?).broadcast(&shape),
+                s => Ok(Prep::Scalar(s)),
+            },
         }
     };
     // A fixed-size array, not a Vec: no heap allocation per call.
@@ -175,8 +193,7 @@ pub(crate) fn unary(op: UnaryOp, domain: Domain, x: &Array) -> Result<Array> {
         converted = x.astype(dtype)?;
         &converted
     };
-    let out_dtype = if op.outputs_bool() { DType::Bool } else { dtype };
-    let out = alloc(x.ctx(), out_dtype, x.shape())?;
+    let out = alloc(x.ctx(), op.output_dtype(dtype), x.shape())?;
     execute(
         x.ctx(),
         &Op::Unary {
@@ -250,39 +267,70 @@ macro_rules! unary_ops {
 
 unary_ops! {
     abs => Abs, Numeric;
-    acos => Acos, Float;
-    acosh => Acosh, Float;
-    asin => Asin, Float;
-    asinh => Asinh, Float;
-    atan => Atan, Float;
-    atanh => Atanh, Float;
+    acos => Acos, Inexact;
+    acosh => Acosh, Inexact;
+    asin => Asin, Inexact;
+    asinh => Asinh, Inexact;
+    atan => Atan, Inexact;
+    atanh => Atanh, Inexact;
     bitwise_invert => BitwiseInvert, Bits;
-    ceil => Ceil, Numeric;
-    cos => Cos, Float;
-    cosh => Cosh, Float;
-    exp => Exp, Float;
-    expm1 => Expm1, Float;
-    floor => Floor, Numeric;
+    ceil => Ceil, RealNumeric;
+    cos => Cos, Inexact;
+    cosh => Cosh, Inexact;
+    exp => Exp, Inexact;
+    expm1 => Expm1, Inexact;
+    floor => Floor, RealNumeric;
     isfinite => IsFinite, Any;
     isinf => IsInf, Any;
     isnan => IsNan, Any;
-    log => Log, Float;
-    log1p => Log1p, Float;
-    log2 => Log2, Float;
-    log10 => Log10, Float;
+    log => Log, Inexact;
+    log1p => Log1p, Inexact;
+    log2 => Log2, Inexact;
+    log10 => Log10, Inexact;
     logical_not => LogicalNot, Logical;
     negative => Negative, Numeric;
-    reciprocal => Reciprocal, Float;
+    reciprocal => Reciprocal, Inexact;
     round => Round, Numeric;
     sign => Sign, Numeric;
-    signbit => SignBit, Numeric;
-    sin => Sin, Float;
-    sinh => Sinh, Float;
+    signbit => SignBit, RealNumeric;
+    sin => Sin, Inexact;
+    sinh => Sinh, Inexact;
     square => Square, Numeric;
-    sqrt => Sqrt, Float;
-    tan => Tan, Float;
-    tanh => Tanh, Float;
-    trunc => Trunc, Numeric;
+    sqrt => Sqrt, Inexact;
+    tan => Tan, Inexact;
+    tanh => Tanh, Inexact;
+    trunc => Trunc, RealNumeric;
+}
+
+/// The complex conjugate (Array API standard); real input is returned
+/// as it is.
+pub fn conj(x: &Array) -> Result<Array> {
+    component(UnaryOp::Conj, x)
+}
+
+/// The real part (Array API standard): the component dtype of complex
+/// input (`f32` for `c64`); real input is returned as it is.
+pub fn real(x: &Array) -> Result<Array> {
+    component(UnaryOp::Real, x)
+}
+
+/// The imaginary part (Array API standard): the component dtype of
+/// complex input; zeros of real input's dtype for real input.
+pub fn imag(x: &Array) -> Result<Array> {
+    component(UnaryOp::Imag, x)
+}
+
+/// `conj`, `real` and `imag`: a kernel for complex input, none for real
+/// input, where their results need no computation.
+fn component(op: UnaryOp, x: &Array) -> Result<Array> {
+    if x.dtype().is_complex() {
+        return unary(op, Domain::Any, x);
+    }
+    Domain::Numeric.apply(op.name(), x.dtype())?;
+    match op {
+        UnaryOp::Imag => crate::zeros_like(x, ()),
+        _ => Ok(x.clone()),
+    }
 }
 
 /// Declares the binary functions: `f(x1, x2)` where either operand may be
@@ -317,23 +365,23 @@ binary_ops! {
     copysign => CopySign, Float;
     divide => Divide, DefaultFloat;
     equal => Equal, Any;
-    floor_divide => FloorDivide, Numeric;
-    greater => Greater, Any;
-    greater_equal => GreaterEqual, Any;
+    floor_divide => FloorDivide, RealNumeric;
+    greater => Greater, Ordered;
+    greater_equal => GreaterEqual, Ordered;
     hypot => Hypot, Float;
-    less => Less, Any;
-    less_equal => LessEqual, Any;
+    less => Less, Ordered;
+    less_equal => LessEqual, Ordered;
     logaddexp => LogAddExp, Float;
     logical_and => LogicalAnd, Logical;
     logical_or => LogicalOr, Logical;
     logical_xor => LogicalXor, Logical;
-    maximum => Maximum, Any;
-    minimum => Minimum, Any;
+    maximum => Maximum, Ordered;
+    minimum => Minimum, Ordered;
     multiply => Multiply, Numeric;
     nextafter => NextAfter, Float;
     not_equal => NotEqual, Any;
     pow => Pow, Numeric;
-    remainder => Remainder, Numeric;
+    remainder => Remainder, RealNumeric;
     subtract => Subtract, Numeric;
 }
 
@@ -407,7 +455,7 @@ pub fn clip<'a>(x: &'a Array, min: impl IntoBound<'a>, max: impl IntoBound<'a>) 
     let mut all = arrays_of(&bounds);
     all.insert(0, x);
     same_device("clip", &all)?;
-    Domain::Numeric.apply("clip", x.dtype())?;
+    Domain::RealNumeric.apply("clip", x.dtype())?;
     // A float bound cannot be honoured in an integer dtype without
     // rounding it one way or the other: refused, as array-api-strict does
     // (NumPy 2 would return floats, the standard says x's dtype).
@@ -442,7 +490,7 @@ pub fn clip<'a>(x: &'a Array, min: impl IntoBound<'a>, max: impl IntoBound<'a>) 
     if let Some(low) = min {
         out = binary(
             BinaryOp::Maximum,
-            Domain::Any,
+            Domain::Ordered,
             Arg::Array(&out),
             clamp_bound(low, x.dtype()),
         )?;
@@ -450,7 +498,7 @@ pub fn clip<'a>(x: &'a Array, min: impl IntoBound<'a>, max: impl IntoBound<'a>) 
     if let Some(high) = max {
         out = binary(
             BinaryOp::Minimum,
-            Domain::Any,
+            Domain::Ordered,
             Arg::Array(&out),
             clamp_bound(high, x.dtype()),
         )?;
@@ -461,11 +509,24 @@ pub fn clip<'a>(x: &'a Array, min: impl IntoBound<'a>, max: impl IntoBound<'a>) 
 impl Array {
     /// The array converted to `dtype` (on its own device, which must hold
     /// `dtype`). Floats to integers truncate toward zero and saturate, NaN
-    /// becomes 0; integers wrap; anything to bool is `!= 0`. Converting to
-    /// the array's own dtype returns the array (arrays are immutable).
+    /// becomes 0; integers wrap; anything to bool is `!= 0`; real values
+    /// become complex with a zero imaginary part. Complex to a real dtype
+    /// other than bool is an error, as the standard asks: the imaginary
+    /// part is never dropped silently (take `real`, `imag` or `abs`).
+    /// Converting to the array's own dtype returns the array.
     pub fn astype(&self, dtype: DType) -> Result<Array> {
         if dtype == self.dtype {
             return Ok(self.clone());
+        }
+        if self.dtype.is_complex() && !dtype.is_complex() && dtype != DType::Bool {
+            return Err(Error::InvalidDType {
+                op: "astype".into(),
+                dtype: self.dtype,
+                reason: format!(
+                    "casting {} to {dtype} would drop the imaginary part; take real(), imag() or abs() first",
+                    self.dtype
+                ),
+            });
         }
         let out = alloc(self.ctx(), dtype, self.shape())?;
         execute(

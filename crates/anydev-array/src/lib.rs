@@ -74,6 +74,8 @@ pub use format::{EDGE_ITEMS, SUMMARY_THRESHOLD};
 pub use linalg::{matmul, tensordot, vecdot, TensordotAxes};
 pub use linalg_ext::{cross, diagonal, matrix_norm, matrix_power, outer, trace, vector_norm, NormOrd};
 pub use manipulation::{broadcast_arrays, concat, diff, repeat, roll, stack, tile, unstack, Repeats};
+/// The element types of `c64` and `c128`.
+pub use num_complex::{Complex32, Complex64};
 pub use promote::{result_type, Weak, DEFAULT_FLOAT, DEFAULT_INT};
 pub use random::{manual_seed, random_normal, random_uniform};
 pub use reduce::{

@@ -8,14 +8,21 @@
 //! - integer with float gives the smallest float of at least the float's
 //!   size that holds the integer exactly enough: 8-bit integers keep
 //!   `f16`/`bf16`, 16-bit ones need `f32`, 32- and 64-bit ones `f64`;
-//! - `f16` with `bf16` gives `f32` (neither holds the other).
+//! - `f16` with `bf16` gives `f32` (neither holds the other);
+//! - a complex dtype with a real one gives the complex dtype whose
+//!   components hold the real promotion of the two (`c64` with `f64` is
+//!   `c128`, `c64` with `i32` is `c128`, `c64` with `i16` or `f16` stays
+//!   `c64`).
 //!
 //! Rust scalars are weak: they adopt the array's dtype when their kind is
 //! no "higher" (bool < int < float) and their value fits, and fail with an
 //! error when it does not (`300` with a `u8` array). A float scalar with an
 //! integer or bool array gives the default float dtype, `f64`, exactly as a
 //! Python float does in NumPy 2; an integer scalar with a bool array gives
-//! the default integer dtype, `i64`.
+//! the default integer dtype, `i64`. A complex scalar with a real array
+//! gives the complex dtype of the array's float (`c64` for `f32`, `f16`
+//! and `bf16` arrays, the default complex dtype for integer and bool
+//! arrays), as in NumPy 2.
 
 use anydev_core::{DType, Error, Result, Scalar};
 use anydev_ops::DTypeKind;
@@ -30,11 +37,19 @@ pub const DEFAULT_FLOAT: DType = DType::F64;
 /// signed integers); a device narrows it to what it holds.
 pub const DEFAULT_INT: DType = DType::I64;
 
+/// The default complex dtype of a device that holds every dtype.
+pub const DEFAULT_COMPLEX: DType = DType::C128;
+
 /// The dtype two arrays of dtypes `a` and `b` promote to.
 pub fn result_type(a: DType, b: DType) -> DType {
     use DTypeKind::*;
     if a == b {
         return a;
+    }
+    if a.is_complex() || b.is_complex() {
+        // Promote the components (a complex dtype's is its real dtype),
+        // then make the result complex.
+        return complex_of(result_type(a.real_dtype(), b.real_dtype()));
     }
     match (a.kind(), b.kind()) {
         (Bool, _) => b,
@@ -54,6 +69,12 @@ pub fn result_type(a: DType, b: DType) -> DType {
         (_, Float) => int_float(a, b),
         _ => unreachable!("every kind pair is covered"),
     }
+}
+
+/// The complex dtype whose components hold `real` (an integer or float
+/// promotion result).
+fn complex_of(real: DType) -> DType {
+    real.complex_dtype().unwrap_or(DEFAULT_COMPLEX)
 }
 
 /// A signed and an unsigned integer: the smallest signed integer holding
@@ -98,6 +119,8 @@ pub enum Weak {
     Bool(bool),
     Int(i128),
     Float(f64),
+    /// A complex number: real and imaginary parts.
+    Complex(f64, f64),
 }
 
 macro_rules! weak_from {
@@ -138,6 +161,18 @@ impl From<bf16> for Weak {
     }
 }
 
+impl From<num_complex::Complex32> for Weak {
+    fn from(v: num_complex::Complex32) -> Weak {
+        Weak::Complex(v.re.into(), v.im.into())
+    }
+}
+
+impl From<num_complex::Complex64> for Weak {
+    fn from(v: num_complex::Complex64) -> Weak {
+        Weak::Complex(v.re, v.im)
+    }
+}
+
 impl From<Scalar> for Weak {
     /// A typed scalar loses its dtype and keeps its kind and value.
     fn from(s: Scalar) -> Weak {
@@ -151,6 +186,10 @@ impl From<Scalar> for Weak {
             Scalar::U16(v) => Weak::Int(v.into()),
             Scalar::U32(v) => Weak::Int(v.into()),
             Scalar::U64(v) => Weak::Int(v.into()),
+            Scalar::C64(_) | Scalar::C128(_) => {
+                let c = s.to_c128();
+                Weak::Complex(c.re, c.im)
+            }
             other => Weak::Float(other.to_f64()),
         }
     }
@@ -164,15 +203,26 @@ impl Weak {
             Weak::Bool(_) => DType::Bool,
             Weak::Int(_) => DEFAULT_INT,
             Weak::Float(_) => DEFAULT_FLOAT,
+            Weak::Complex(..) => DEFAULT_COMPLEX,
         }
     }
 
-    /// The value as `f64` (bool as 0 or 1; integers beyond 2^53 rounded).
+    /// The value as `f64` (bool as 0 or 1; integers beyond 2^53 rounded;
+    /// complex: the real part).
     pub fn as_f64(self) -> f64 {
         match self {
             Weak::Bool(v) => v as u8 as f64,
             Weak::Int(v) => v as f64,
             Weak::Float(v) => v,
+            Weak::Complex(re, _) => re,
+        }
+    }
+
+    /// Whether the value is non-zero (`x != 0`, as `logical_*` read it).
+    pub fn is_nonzero(self) -> bool {
+        match self {
+            Weak::Complex(re, im) => re != 0.0 || im != 0.0,
+            other => other.as_f64() != 0.0,
         }
     }
 
@@ -181,6 +231,8 @@ impl Weak {
         match (self, array_dtype.kind()) {
             (Weak::Int(_), DTypeKind::Bool) => DEFAULT_INT,
             (Weak::Float(_), DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt) => DEFAULT_FLOAT,
+            (Weak::Complex(..), DTypeKind::Float) => complex_of(array_dtype),
+            (Weak::Complex(..), DTypeKind::Bool | DTypeKind::SignedInt | DTypeKind::UnsignedInt) => DEFAULT_COMPLEX,
             _ => array_dtype,
         }
     }
@@ -193,8 +245,9 @@ impl Weak {
                 .filter(|_| dtype == DType::Bool)
                 .or_else(|| int_scalar(v as i128, dtype)),
             Weak::Int(v) => int_scalar(v, dtype),
-            Weak::Float(v) if dtype.is_float() => Some(float_scalar(v, dtype)),
+            Weak::Float(v) if dtype.is_inexact() => Some(float_scalar(v, dtype)),
             Weak::Float(_) => None,
+            Weak::Complex(re, im) => complex_scalar(re, im, dtype),
         };
         value.ok_or_else(|| Error::InvalidDType {
             op: op.to_owned(),
@@ -213,6 +266,7 @@ impl std::fmt::Display for Weak {
             Weak::Bool(v) => write!(f, "{v}"),
             Weak::Int(v) => write!(f, "{v}"),
             Weak::Float(v) => write!(f, "{v:?}"),
+            Weak::Complex(re, im) => write!(f, "({re:?}{im:+?}j)"),
         }
     }
 }
@@ -252,6 +306,18 @@ pub fn float_scalar(v: f64, dtype: DType) -> Scalar {
         DType::BF16 => Scalar::BF16(anydev_ops::bf16_from_f64(v)),
         DType::F32 => Scalar::F32(v as f32),
         DType::F64 => Scalar::F64(v),
+        DType::C64 => Scalar::C64(num_complex::Complex32::new(v as f32, 0.0)),
+        DType::C128 => Scalar::C128(num_complex::Complex64::new(v, 0.0)),
+    }
+}
+
+/// A complex value as a scalar of the complex `dtype` (`None` for a real
+/// dtype: dropping the imaginary part is never implicit).
+pub fn complex_scalar(re: f64, im: f64, dtype: DType) -> Option<Scalar> {
+    match dtype {
+        DType::C64 => Some(Scalar::C64(num_complex::Complex32::new(re as f32, im as f32))),
+        DType::C128 => Some(Scalar::C128(num_complex::Complex64::new(re, im))),
+        _ => None,
     }
 }
 
@@ -271,7 +337,9 @@ pub fn dtype_limit(dtype: DType, max: bool) -> f64 {
         DType::F16 => (f16::MIN.to_f64(), f16::MAX.to_f64()),
         DType::BF16 => (bf16::MIN.to_f64(), bf16::MAX.to_f64()),
         DType::F32 => (f32::MIN as f64, f32::MAX as f64),
-        DType::F64 => (f64::MIN, f64::MAX),
+        DType::F64 | DType::C128 => (f64::MIN, f64::MAX),
+        // Complex dtypes are not ordered: the limits of a component.
+        DType::C64 => (f32::MIN as f64, f32::MAX as f64),
     };
     if max {
         hi
@@ -311,5 +379,38 @@ mod tests {
             Scalar::F16(f16::from_f32(3.0))
         );
         assert!(Weak::from(1.0).to_scalar("add", DType::I32).is_err());
+    }
+
+    #[test]
+    fn complex_promotion_follows_numpy() {
+        let cases = [
+            (DType::C64, DType::F32, DType::C64),
+            (DType::C64, DType::F64, DType::C128),
+            (DType::C64, DType::F16, DType::C64),
+            (DType::C64, DType::I16, DType::C64),
+            (DType::C64, DType::I32, DType::C128),
+            (DType::C64, DType::U64, DType::C128),
+            (DType::C64, DType::Bool, DType::C64),
+            (DType::C64, DType::C128, DType::C128),
+            (DType::C128, DType::F32, DType::C128),
+        ];
+        for (a, b, want) in cases {
+            assert_eq!(result_type(a, b), want, "{a} with {b}");
+        }
+        let j = Weak::Complex(0.0, 1.0);
+        assert_eq!(j.promote_with(DType::F32), DType::C64);
+        assert_eq!(j.promote_with(DType::F16), DType::C64);
+        assert_eq!(j.promote_with(DType::F64), DType::C128);
+        assert_eq!(j.promote_with(DType::I8), DType::C128);
+        assert_eq!(j.promote_with(DType::C64), DType::C64);
+        assert_eq!(Weak::from(2.5).promote_with(DType::C64), DType::C64);
+        assert!(
+            j.to_scalar("add", DType::F64).is_err(),
+            "the imaginary part is never dropped"
+        );
+        assert_eq!(
+            Weak::from(2).to_scalar("add", DType::C64).unwrap(),
+            Scalar::C64(num_complex::Complex32::new(2.0, 0.0))
+        );
     }
 }

@@ -27,7 +27,7 @@ fn accumulation_dtype(dtype: DType) -> DType {
     match dtype.kind() {
         anydev_ops::DTypeKind::Bool | anydev_ops::DTypeKind::SignedInt => DType::I64,
         anydev_ops::DTypeKind::UnsignedInt => DType::U64,
-        anydev_ops::DTypeKind::Float => dtype,
+        anydev_ops::DTypeKind::Float | anydev_ops::DTypeKind::Complex => dtype,
     }
 }
 

@@ -44,13 +44,7 @@ impl Array {
         let op = "assign";
         self.check_writable(op)?;
         match value.into_arg() {
-            Arg::Scalar(v) => execute(
-                self.ctx(),
-                &Op::Fill {
-                    out: self.tensor_ref(),
-                    value: v.to_scalar(op, self.dtype())?,
-                },
-            ),
+            Arg::Scalar(v) => crate::dispatch::fill(self.ctx(), self, v.to_scalar(op, self.dtype())?),
             Arg::Array(v) => {
                 same_device(op, &[self, v])?;
                 keeps_dtype(op, self.dtype(), v.dtype())?;

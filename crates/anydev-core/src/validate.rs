@@ -139,9 +139,27 @@ impl Check {
         Ok(t.offset / t.dtype.size())
     }
 
-    /// `Unary`: the output has `x`'s dtype, or `bool` for predicates.
+    /// `Unary`: the output has [`UnaryOp::output_dtype`] of `x`'s dtype.
     pub fn unary(&self, op: UnaryOp, x: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
-        self.expect_dtype(out, if op.outputs_bool() { DType::Bool } else { x.dtype }, "the output")
+        self.expect_dtype(out, op.output_dtype(x.dtype), "the output")
+    }
+
+    /// A scalar operand: any dtype but `c128`, whose 16 bytes the plugin
+    /// ABI cannot carry; the array layer passes `c128` scalars as arrays.
+    pub fn scalar(&self, s: Scalar) -> Result<()> {
+        if s.dtype() == DType::C128 {
+            return Err(self.invalid(format!(
+                "the c128 scalar {s} reached a backend; c128 scalars are passed as arrays"
+            )));
+        }
+        Ok(())
+    }
+
+    fn operand_scalar(&self, o: &Operand<TensorRef<'_>>) -> Result<()> {
+        match o {
+            Operand::Scalar(s) => self.scalar(*s),
+            Operand::Tensor(_) => Ok(()),
+        }
     }
 
     /// `Binary`: both operands share one dtype, which is returned; the
@@ -153,6 +171,8 @@ impl Check {
         rhs: &Operand<TensorRef<'_>>,
         out: &TensorRef<'_>,
     ) -> Result<DType> {
+        self.operand_scalar(lhs)?;
+        self.operand_scalar(rhs)?;
         let d = lhs.dtype();
         if rhs.dtype() != d {
             return Err(self.invalid(format!("operands have dtypes {d} and {}", rhs.dtype())));
@@ -171,6 +191,7 @@ impl Check {
     ) -> Result<()> {
         self.expect_dtype(cond, DType::Bool, "the condition")?;
         for v in [x, y] {
+            self.operand_scalar(v)?;
             if v.dtype() != out.dtype {
                 return Err(self.invalid(format!(
                     "where: a value has dtype {} but the output {}",
@@ -184,6 +205,7 @@ impl Check {
 
     /// `Fill`: the value has the output's dtype.
     pub fn fill(&self, out: &TensorRef<'_>, value: Scalar) -> Result<()> {
+        self.scalar(value)?;
         if value.dtype() != out.dtype {
             return Err(self.invalid(format!(
                 "fill value {value} is {}, the output is {}",

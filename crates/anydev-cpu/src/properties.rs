@@ -2,7 +2,6 @@
 
 use anydev_core::backend::DeviceProperties;
 use anydev_core::capability::{keys, CapValue, Capabilities};
-use anydev_core::DType;
 
 /// Name, vendor and memory of the host, read from the operating system.
 /// Whatever the OS will not tell is reported as unknown rather than failing
@@ -37,12 +36,12 @@ pub fn host_properties() -> DeviceProperties {
     }
 }
 
-/// The host holds every dtype, reaches its own memory, and runs ops
+/// The host holds every dtype its kernels compute with, reaches its own memory, and runs ops
 /// synchronously on the calling thread.
 pub fn host_capabilities(properties: &DeviceProperties) -> Capabilities {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut caps = Capabilities::new();
-    caps.set_dtypes(&DType::ALL)
+    caps.set_dtypes(&anydev_kernels::dtypes())
         .set(keys::COMPUTE_UNITS, CapValue::I64(cores as i64))
         .set(
             keys::MAX_ALLOCATION_BYTES,

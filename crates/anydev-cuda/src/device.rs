@@ -7,7 +7,7 @@ use crate::driver::{self, attribute, bind, check, CUcontext, CUdevice, CUfunctio
 use anydev_core::backend::DeviceProperties;
 use anydev_core::capability::{keys, CapValue, Capabilities};
 use anydev_core::memory::{MemoryCounter, MemoryKind};
-use anydev_core::{DType, Device, Error, Result};
+use anydev_core::{Device, Error, Result};
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -203,7 +203,7 @@ impl CudaDevice {
 
     pub fn capabilities(&self, kind: anydev_core::DeviceKind) -> Capabilities {
         let mut caps = Capabilities::new();
-        caps.set_dtypes(&DType::ALL);
+        caps.set_dtypes(&crate::codegen::dtypes().collect::<Vec<_>>());
         caps.set(keys::MAX_ALLOCATION_BYTES, CapValue::I64(self.total_memory as i64));
         caps.set(keys::COMPUTE_UNITS, CapValue::I64(self.sm_count as i64));
         caps.set(

@@ -20,6 +20,9 @@ use std::ffi::c_void;
 pub fn supports(op: anydev_core::ops::OpCode, dtype: DType) -> bool {
     use anydev_core::ops::OpCode;
     use codegen::{exprs, ty::Ty};
+    if !codegen::dtypes().any(|d| d == dtype) {
+        return false;
+    }
     let t = Ty::of(dtype);
     match op {
         OpCode::Unary(u) => exprs::unary(u, t).is_some(),
@@ -257,7 +260,8 @@ impl Exec<'_> {
                     strides.push(&zeros);
                     ins.push(In {
                         ptr: 0,
-                        bits: s.to_bits(),
+                        // The array layer passes c128 scalars as arrays.
+                        bits: s.to_bits() as u64,
                     });
                 }
             }

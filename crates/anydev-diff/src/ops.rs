@@ -57,6 +57,8 @@ fn upload(input: &Input, device: Device) -> Result<ad::Result<Array>, String> {
         DType::BF16 => typed::<half::bf16>(b, s, d),
         DType::F32 => typed::<f32>(b, s, d),
         DType::F64 => typed::<f64>(b, s, d),
+        DType::C64 => typed::<ad::Complex32>(b, s, d),
+        DType::C128 => typed::<ad::Complex64>(b, s, d),
     })
 }
 

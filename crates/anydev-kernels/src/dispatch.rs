@@ -105,9 +105,19 @@ macro_rules! with_size {
 
 pub(crate) use {with_any, with_bits, with_dtype, with_float, with_int, with_numeric, with_size};
 
+/// The dtypes the host kernels hold and compute with: those they can copy.
+/// A device running on them declares exactly these in its `dtypes`
+/// capability.
+pub fn dtypes() -> Vec<DType> {
+    DType::ALL.into_iter().filter(|&d| supports(OpCode::Copy, d)).collect()
+}
+
 /// Whether `execute` implements `op` for `dtype` (the dtype of
 /// `Op::support_dtype`). For `astype` every pair of dtypes is supported.
 pub fn supports(op: OpCode, dtype: DType) -> bool {
+    if dtype.is_complex() {
+        return false;
+    }
     let kind = dtype.kind();
     let numeric = kind != DTypeKind::Bool;
     let float = kind == DTypeKind::Float;
@@ -126,6 +136,8 @@ pub fn supports(op: OpCode, dtype: DType) -> bool {
             UnaryOp::IsFinite | UnaryOp::IsInf | UnaryOp::IsNan => true,
             UnaryOp::BitwiseInvert => !float,
             UnaryOp::LogicalNot => kind == DTypeKind::Bool,
+            // Real dtypes: the array layer answers these without a kernel.
+            UnaryOp::Conj | UnaryOp::Real | UnaryOp::Imag => false,
             _ => float,
         },
         OpCode::Binary(b) => match b {

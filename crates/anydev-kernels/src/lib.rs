@@ -46,11 +46,11 @@ mod sort;
 mod tensor;
 mod unary;
 
-pub use dispatch::supports;
+pub use dispatch::{dtypes, supports};
 pub use error::KernelError;
 pub use tensor::{contiguous_strides, HostTensor};
 
-use anydev_ops::Op;
+use anydev_ops::{Op, OpCode};
 
 /// Runs one op.
 ///
@@ -68,6 +68,18 @@ pub unsafe fn execute(op: &Op<'_, HostTensor<'_>>) -> Result<(), KernelError> {
     let dtype = op.support_dtype();
     if !supports(code, dtype) {
         return Err(KernelError::Unsupported { op: code, dtype });
+    }
+    // A cast names only its source's dtype above; no operand may have a
+    // dtype the kernels do not hold.
+    if let Some(t) = op
+        .inputs()
+        .chain([op.output()])
+        .find(|t| !supports(OpCode::Copy, t.dtype))
+    {
+        return Err(KernelError::Unsupported {
+            op: code,
+            dtype: t.dtype,
+        });
     }
     // SAFETY (every arm): the caller's contract is forwarded unchanged.
     unsafe {

@@ -124,6 +124,7 @@ fn from_f64<T: Dt>(v: f64) -> T {
         anydev_ops::DType::BF16 => Box::new(bf16::from_f64(v)),
         anydev_ops::DType::F32 => Box::new(v as f32),
         anydev_ops::DType::F64 => Box::new(v),
+        complex => panic!("{complex} has no test element type here"),
     };
     *any.downcast::<T>().unwrap()
 }

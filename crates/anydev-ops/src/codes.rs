@@ -5,6 +5,7 @@
 //! movement and creation, `0x06xx` linear algebra, `0x07xx` sorting and
 //! searching. New ops take new codes; existing codes never change meaning.
 
+use crate::DType;
 use std::fmt;
 
 /// Declares a fieldless op enum whose discriminants are its ABI codes,
@@ -90,6 +91,9 @@ op_enum! {
         Tan = 0x0120 => "tan",
         Tanh = 0x0121 => "tanh",
         Trunc = 0x0122 => "trunc",
+        Conj = 0x0123 => "conj",
+        Real = 0x0124 => "real",
+        Imag = 0x0125 => "imag",
     }
 }
 
@@ -274,6 +278,19 @@ impl UnaryOp {
             self,
             UnaryOp::IsFinite | UnaryOp::IsInf | UnaryOp::IsNan | UnaryOp::SignBit | UnaryOp::LogicalNot
         )
+    }
+
+    /// The output dtype for an input of `x`: `bool` for predicates, the
+    /// component dtype for `abs`, `real` and `imag` of complex input, else
+    /// `x` itself.
+    pub const fn output_dtype(self, x: DType) -> DType {
+        if self.outputs_bool() {
+            DType::Bool
+        } else if matches!(self, UnaryOp::Abs | UnaryOp::Real | UnaryOp::Imag) {
+            x.real_dtype()
+        } else {
+            x
+        }
     }
 }
 

@@ -18,6 +18,10 @@ pub enum DType {
     BF16 = 11,
     F32 = 12,
     F64 = 13,
+    /// Two `f32`s, real part first (C99 `float _Complex`, NumPy `complex64`).
+    C64 = 14,
+    /// Two `f64`s, real part first (C99 `double _Complex`, NumPy `complex128`).
+    C128 = 15,
 }
 
 /// The family a dtype belongs to; promotion and op support are stated per kind.
@@ -27,11 +31,13 @@ pub enum DTypeKind {
     SignedInt,
     UnsignedInt,
     Float,
+    /// Complex floating point: `c64` and `c128`.
+    Complex,
 }
 
 impl DType {
     /// Every dtype, in code order.
-    pub const ALL: [DType; 13] = [
+    pub const ALL: [DType; 15] = [
         DType::Bool,
         DType::I8,
         DType::I16,
@@ -45,6 +51,8 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
     /// The stable numeric code used by the plugin ABI.
@@ -63,7 +71,8 @@ impl DType {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
@@ -73,11 +82,43 @@ impl DType {
             DType::I8 | DType::I16 | DType::I32 | DType::I64 => DTypeKind::SignedInt,
             DType::U8 | DType::U16 | DType::U32 | DType::U64 => DTypeKind::UnsignedInt,
             DType::F16 | DType::BF16 | DType::F32 | DType::F64 => DTypeKind::Float,
+            DType::C64 | DType::C128 => DTypeKind::Complex,
         }
     }
 
+    /// Real floating point (the complex dtypes are not).
     pub const fn is_float(self) -> bool {
         matches!(self.kind(), DTypeKind::Float)
+    }
+
+    pub const fn is_complex(self) -> bool {
+        matches!(self.kind(), DTypeKind::Complex)
+    }
+
+    /// Real or complex floating point: the dtypes of results that are not exact.
+    pub const fn is_inexact(self) -> bool {
+        self.is_float() || self.is_complex()
+    }
+
+    /// The dtype of one component: `f32` for `c64`, `f64` for `c128`, the
+    /// dtype itself for every real dtype.
+    pub const fn real_dtype(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
+    }
+
+    /// The complex dtype whose components hold this float dtype: `c128`
+    /// for `f64`, `c64` for the narrower floats, `None` for the rest
+    /// (complex dtypes are their own).
+    pub const fn complex_dtype(self) -> Option<DType> {
+        match self {
+            DType::F64 | DType::C128 => Some(DType::C128),
+            DType::F16 | DType::BF16 | DType::F32 | DType::C64 => Some(DType::C64),
+            _ => None,
+        }
     }
 
     pub const fn is_integer(self) -> bool {
@@ -85,7 +126,10 @@ impl DType {
     }
 
     pub const fn is_signed(self) -> bool {
-        matches!(self.kind(), DTypeKind::SignedInt | DTypeKind::Float)
+        matches!(
+            self.kind(),
+            DTypeKind::SignedInt | DTypeKind::Float | DTypeKind::Complex
+        )
     }
 
     /// The canonical lower-case name (`"f32"`, `"bf16"`, `"bool"`).
@@ -104,6 +148,8 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::C64 => "c64",
+            DType::C128 => "c128",
         }
     }
 }
@@ -146,6 +192,8 @@ impl FromStr for DType {
             "bf16" | "bfloat16" => DType::BF16,
             "f32" | "float32" => DType::F32,
             "f64" | "float64" => DType::F64,
+            "c64" | "complex64" => DType::C64,
+            "c128" | "complex128" => DType::C128,
             _ => return Err(UnknownDType(s.to_string())),
         };
         Ok(d)
@@ -163,7 +211,19 @@ mod tests {
             assert_eq!(d.name().parse::<DType>(), Ok(d));
         }
         assert_eq!(DType::from_code(0), None);
-        assert_eq!(DType::from_code(14), None);
+        assert_eq!(DType::from_code(16), None);
         assert!("float128".parse::<DType>().is_err());
+    }
+
+    #[test]
+    fn complex_dtypes_pair_with_their_components() {
+        for d in [DType::C64, DType::C128] {
+            assert!(d.is_complex() && d.is_inexact() && !d.is_float());
+            assert_eq!(d.size(), 2 * d.real_dtype().size());
+            assert_eq!(d.real_dtype().complex_dtype(), Some(d));
+        }
+        assert_eq!(DType::F16.complex_dtype(), Some(DType::C64));
+        assert_eq!(DType::I32.complex_dtype(), None);
+        assert_eq!("complex64".parse::<DType>(), Ok(DType::C64));
     }
 }

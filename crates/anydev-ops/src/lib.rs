@@ -24,4 +24,4 @@ pub use scalar::Scalar;
 
 /// Version of the op vocabulary. The minor version grows when codes are
 /// added; the major version would change only if a code changed meaning.
-pub const OP_SET_VERSION: (u16, u16) = (1, 0);
+pub const OP_SET_VERSION: (u16, u16) = (1, 1);

@@ -55,6 +55,9 @@
  *   1.2  op_supported_signature and AnydevOpSignature (full-signature
  *        support query); ANYDEV_STRUCT_INIT / ANYDEV_HAS_FIELD; the
  *        contract below written down (no behaviour of 1.0/1.1 changed).
+ *   1.3  the complex dtypes C64 and C128 and the ops CONJ, REAL and IMAG
+ *        (codes appended; a plugin that does not declare them never
+ *        receives them).
  *   - Every call (except the error_* accessors) returns an AnydevStatus:
  *     NULL on success, otherwise an error object that the HOST owns and
  *     frees with error_destroy. Out-parameters are written only on success.
@@ -82,7 +85,7 @@ extern "C" {
 #endif
 
 #define ANYDEV_ABI_VERSION_MAJOR 1
-#define ANYDEV_ABI_VERSION_MINOR 2
+#define ANYDEV_ABI_VERSION_MINOR 3
 #define ANYDEV_ENTRY_SYMBOL "anydev_plugin_get_api"
 
 /* ---- dtype codes (anydev_ops::DType::code) ------------------------------ */
@@ -99,6 +102,9 @@ extern "C" {
 #define ANYDEV_DTYPE_BF16 11u
 #define ANYDEV_DTYPE_F32  12u
 #define ANYDEV_DTYPE_F64  13u
+/* ABI 1.3: two floats each, real part first (C99 float/double _Complex). */
+#define ANYDEV_DTYPE_C64  14u
+#define ANYDEV_DTYPE_C128 15u
 
 /* ---- op codes (anydev_ops::OpCode::code) -------------------------------- */
 #define ANYDEV_OP_ABS                      0x0101u
@@ -135,6 +141,11 @@ extern "C" {
 #define ANYDEV_OP_TAN                      0x0120u
 #define ANYDEV_OP_TANH                     0x0121u
 #define ANYDEV_OP_TRUNC                    0x0122u
+/* ABI 1.3, complex input only; abs, real and imag of c64 output f32, of
+ * c128 f64. */
+#define ANYDEV_OP_CONJ                     0x0123u
+#define ANYDEV_OP_REAL                     0x0124u
+#define ANYDEV_OP_IMAG                     0x0125u
 #define ANYDEV_OP_ADD                      0x0201u
 #define ANYDEV_OP_ATAN2                    0x0202u
 #define ANYDEV_OP_BITWISE_AND              0x0203u
@@ -330,8 +341,12 @@ typedef struct AnydevTensor {
 } AnydevTensor;
 
 /* A scalar: little-endian value bytes zero-extended to 64 bits (bool is 0/1,
- * f16/bf16 their 16 bits, f32 its 32 bits). Its dtype is always the dtype
- * of the tensor operands of the same op (for fill: the output's). */
+ * f16/bf16 their 16 bits, f32 its 32 bits, c64 the real part's bits in the
+ * low 32 and the imaginary part's in the high 32). Its dtype is always the
+ * dtype of the tensor operands of the same op (for fill: the output's).
+ * A c128 value does not fit: the host never passes a c128 scalar, it
+ * passes a tensor instead (one element, broadcast with zero strides; for
+ * fill, a copy from such a tensor). */
 typedef struct AnydevScalar {
   uint32_t dtype;
   uint32_t reserved;

@@ -59,7 +59,10 @@ impl Inputs {
         operand.scalar = AnydevScalar {
             dtype: s.dtype().code(),
             reserved: 0,
-            bits: s.to_bits(),
+            // Every scalar but c128 fits in 64 bits, and the array layer
+            // passes c128 scalars as arrays (`Error::Internal` otherwise,
+            // from the host's op validation).
+            bits: s.to_bits() as u64,
         };
         self.push(operand);
     }
@@ -242,10 +245,13 @@ impl<'a> Decoder<'a> {
             // SAFETY: the host's call points at valid shape/stride arrays
             // for the duration of the call, which outlives the decoded op.
             ANYDEV_OPERAND_TENSOR => Ok(Operand::Tensor(unsafe { raw_tensor(&o.tensor)? })),
-            ANYDEV_OPERAND_SCALAR => Ok(Operand::Scalar(Scalar::from_bits(
-                dtype(o.scalar.dtype)?,
-                o.scalar.bits,
-            ))),
+            ANYDEV_OPERAND_SCALAR => match dtype(o.scalar.dtype)? {
+                DType::C128 => Err(PluginError::invalid_argument(format!(
+                    "{}: input {i} is a c128 scalar, which the ABI passes as an array",
+                    self.op
+                ))),
+                d => Ok(Operand::Scalar(Scalar::from_bits(d, o.scalar.bits.into()))),
+            },
             k => Err(PluginError::invalid_argument(format!(
                 "{}: input {i} has unknown kind {k}",
                 self.op

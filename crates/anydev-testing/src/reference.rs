@@ -80,13 +80,14 @@ pub fn round_to(dtype: DType, v: f64) -> f64 {
         DType::U64 => v as u64 as f64,
         DType::F16 => anydev_core::ops::f16_from_f64(v).to_f64(),
         DType::BF16 => anydev_core::ops::bf16_from_f64(v).to_f64(),
-        DType::F32 => v as f32 as f64,
-        DType::F64 => v,
+        DType::F32 | DType::C64 => v as f32 as f64,
+        DType::F64 | DType::C128 => v,
     }
 }
 
 /// `n` deterministic values that `dtype` holds exactly: small integers for
-/// integer dtypes (non-negative for unsigned), quarters in [-8, 8) for floats.
+/// integer dtypes (non-negative for unsigned), quarters in [-8, 8) for
+/// floats (and for the real parts of complex dtypes).
 pub fn sample(dtype: DType, n: usize, seed: u64) -> Vec<f64> {
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
     (0..n)
@@ -99,14 +100,15 @@ pub fn sample(dtype: DType, n: usize, seed: u64) -> Vec<f64> {
                 anydev_core::ops::DTypeKind::Bool => (r % 2) as f64,
                 anydev_core::ops::DTypeKind::SignedInt => (r % 41 - 20) as f64,
                 anydev_core::ops::DTypeKind::UnsignedInt => (r % 41) as f64,
-                anydev_core::ops::DTypeKind::Float => (r % 64 - 32) as f64 / 4.0,
+                anydev_core::ops::DTypeKind::Float | anydev_core::ops::DTypeKind::Complex => (r % 64 - 32) as f64 / 4.0,
             };
             round_to(dtype, v)
         })
         .collect()
 }
 
-/// An array of `dtype` on `device` holding `values` (converted like a cast).
+/// An array of `dtype` on `device` holding `values` (converted like a
+/// cast; complex dtypes get zero imaginary parts).
 pub fn array(values: &[f64], shape: &[usize], dtype: DType, device: Device) -> Result<Array> {
     fn up<T: anydev_array::Element>(v: Vec<T>, shape: &[usize], device: Device) -> Result<Array> {
         Array::from_vec(v, shape, device)
@@ -126,6 +128,16 @@ pub fn array(values: &[f64], shape: &[usize], dtype: DType, device: Device) -> R
         DType::BF16 => up(vals.map(anydev_core::ops::bf16_from_f64).collect(), shape, device),
         DType::F32 => up(vals.map(|v| v as f32).collect(), shape, device),
         DType::F64 => up(vals.collect(), shape, device),
+        DType::C64 => up(
+            vals.map(|v| num_complex::Complex32::new(v as f32, 0.0)).collect(),
+            shape,
+            device,
+        ),
+        DType::C128 => up(
+            vals.map(|v| num_complex::Complex64::new(v, 0.0)).collect(),
+            shape,
+            device,
+        ),
     }
 }
 

@@ -89,7 +89,8 @@ impl<'a> Exec<'a> {
                     params.operand(self.name, self.elements(t)?, t.strides)?;
                     inputs.push(self.buffer(t)?);
                 }
-                Operand::Scalar(s) => params.scalar(slot, s.to_bits()),
+                // No wgpu device holds c128, the one dtype wider than 64 bits.
+                Operand::Scalar(s) => params.scalar(slot, s.to_bits() as u64),
             }
         }
         params.operand(self.name, self.elements(out)?, out.strides)?;
@@ -165,8 +166,8 @@ impl<'a> Exec<'a> {
                     }
                 };
                 let scalars = [
-                    Operand::Scalar(Scalar::from_bits(via, bits(*start))),
-                    Operand::Scalar(Scalar::from_bits(via, bits(*step))),
+                    Operand::Scalar(Scalar::from_bits(via, bits(*start).into())),
+                    Operand::Scalar(Scalar::from_bits(via, bits(*step).into())),
                 ];
                 self.elementwise(KernelKey::Arange { via, out: out.dtype }, &scalars, out, dtype)
             }

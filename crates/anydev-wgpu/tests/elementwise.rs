@@ -79,7 +79,7 @@ fn unary_ref(op: UnaryOp, x: f64) -> f64 {
         Asinh => x.asinh(),
         Acosh => x.acosh(),
         Atanh => x.atanh(),
-        LogicalNot | BitwiseInvert => unreachable!(),
+        LogicalNot | BitwiseInvert | Conj | Real | Imag => unreachable!("{op} is no real float op"),
     }
 }
 
@@ -355,8 +355,8 @@ fn float_binary_ops_match_f64_references_with_broadcasting() {
             );
             let scalar = Scalar::from_bits(
                 dtype,
-                u64::from_le_bytes({
-                    let mut w = [0u8; 8];
+                u128::from_le_bytes({
+                    let mut w = [0u8; 16];
                     w[..dtype.size()].copy_from_slice(&encode(dtype, &[b[1]]));
                     w
                 }),
@@ -591,8 +591,8 @@ fn where_fill_copy_and_arange() {
         let out = g.alloc(n * dtype.size());
         let y = Scalar::from_bits(
             dtype,
-            u64::from_le_bytes({
-                let mut w = [0u8; 8];
+            u128::from_le_bytes({
+                let mut w = [0u8; 16];
                 w[..dtype.size()].copy_from_slice(&encode(dtype, &[-3.0]));
                 w
             }),

@@ -197,9 +197,12 @@ impl SimConfig {
         Ok(())
     }
 
-    /// The dtypes the devices hold.
+    /// The dtypes the devices hold: the host kernels' less the refused ones.
     pub fn dtypes(&self) -> Vec<DType> {
-        DType::ALL.into_iter().filter(|d| !self.refused.contains(d)).collect()
+        anydev_kernels::dtypes()
+            .into_iter()
+            .filter(|d| !self.refused.contains(d))
+            .collect()
     }
 }
 

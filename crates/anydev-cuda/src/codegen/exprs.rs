@@ -82,7 +82,7 @@ pub fn unary(op: UnaryOp, t: Ty) -> Option<String> {
             };
             lift1(t, |x| format!("{}({x})", t.math(name)))
         }
-        SignBit | LogicalNot | BitwiseInvert => return None,
+        SignBit | LogicalNot | BitwiseInvert | Conj | Real | Imag => return None,
     };
     Some(e)
 }

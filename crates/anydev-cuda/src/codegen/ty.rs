@@ -29,6 +29,8 @@ impl Ty {
             DType::U64 => "u64",
             DType::F32 => "float",
             DType::F64 => "double",
+            DType::C64 => "cfloat",
+            DType::C128 => "cdouble",
         }
     }
 

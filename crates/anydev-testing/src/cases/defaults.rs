@@ -29,6 +29,7 @@ fn expected(ctx: &CaseCtx) -> Result<DefaultDTypes, Failure> {
     let pick = |wide, narrow| if caps.supports_dtype(wide) { wide } else { narrow };
     Ok(DefaultDTypes {
         real_floating: pick(DType::F64, DType::F32),
+        complex_floating: pick(DType::C128, DType::C64),
         integral: pick(DType::I64, DType::I32),
         indexing: DType::I64,
     })

@@ -27,6 +27,8 @@ impl ShaderFeatures {
         match dtype {
             DType::I64 | DType::U64 => self.int64,
             DType::F64 => self.f64 && self.int64,
+            // Complex kernels are not generated yet.
+            DType::C64 | DType::C128 => false,
             _ => true,
         }
     }
@@ -61,6 +63,9 @@ impl Repr {
             DType::I64 => ("i64", Some("i64"), "", ""),
             DType::U64 => ("u64", Some("u64"), "", ""),
             DType::F64 => ("f64", Some("f64"), "", ""),
+            // Two components, real first: the host layout of c64 and c128.
+            DType::C64 => ("vec2<f32>", Some("vec2<f32>"), "", ""),
+            DType::C128 => ("vec2<f64>", Some("vec2<f64>"), "", ""),
         };
         Repr {
             dtype,

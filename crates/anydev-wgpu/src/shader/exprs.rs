@@ -81,7 +81,7 @@ pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
             Asinh => transcendental("asinh_$T(a)"),
             Acosh => transcendental("acosh_$T(a)"),
             Atanh => transcendental("atanh_$T(a)"),
-            BitwiseInvert | LogicalNot => None,
+            BitwiseInvert | LogicalNot | Conj | Real | Imag => None,
         };
     }
     if r.is_bool() {

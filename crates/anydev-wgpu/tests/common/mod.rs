@@ -137,6 +137,7 @@ pub fn encode(dtype: DType, values: &[f64]) -> Vec<u8> {
             DType::BF16 => out.extend(anydev_ops::bf16_from_f64(v).to_le_bytes()),
             DType::F32 => out.extend((v as f32).to_le_bytes()),
             DType::F64 => out.extend(v.to_le_bytes()),
+            DType::C64 | DType::C128 => panic!("{dtype} values are not f64s"),
         }
     }
     out
@@ -170,6 +171,7 @@ pub fn decode(dtype: DType, bytes: &[u8]) -> Vec<f64> {
             DType::BF16 => bf16::from_le_bytes([c[0], c[1]]).to_f64(),
             DType::F32 => f32::from_le_bytes(c.try_into().unwrap()) as f64,
             DType::F64 => f64::from_le_bytes(c.try_into().unwrap()),
+            DType::C64 | DType::C128 => panic!("{dtype} values are not f64s"),
         })
         .collect()
 }
