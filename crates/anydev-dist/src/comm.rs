@@ -37,7 +37,13 @@ pub enum ReduceOp {
 }
 
 impl ReduceOp {
-    pub const ALL: [ReduceOp; 5] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Mean];
+    pub const ALL: [ReduceOp; 5] = [
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Min,
+        ReduceOp::Max,
+        ReduceOp::Mean,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -75,6 +81,13 @@ fn wire_dtype(dtype: DType) -> DType {
         DType::F16 | DType::BF16 => DType::F32,
         d => d,
     }
+}
+
+/// What a collective is, apart from its array.
+struct Head {
+    call: Call,
+    reduce: Option<ReduceOp>,
+    root: i32,
 }
 
 /// State shared by a world communicator and every communicator split from it.
@@ -152,9 +165,10 @@ pub fn init() -> Result<Communicator> {
     let timeout = timeout_from_env()?;
     let share = placement::share_override(|k| std::env::var(k).ok())?;
     let kind_override = match std::env::var(placement::KIND_VAR) {
-        Ok(k) => Some(DeviceKind::parse(k.trim()).map_err(|_| {
-            DistError::Config(format!("{}={k:?} is not a device kind name", placement::KIND_VAR))
-        })?),
+        Ok(k) => Some(
+            DeviceKind::parse(k.trim())
+                .map_err(|_| DistError::Config(format!("{}={k:?} is not a device kind name", placement::KIND_VAR)))?,
+        ),
         Err(_) => None,
     };
     let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled).ok_or_else(|| {
@@ -170,10 +184,15 @@ pub fn init() -> Result<Communicator> {
         .unwrap_or_else(|| "MPI".into());
     let world = universe.world();
     let rank = world.rank() as usize;
-    let node = world.split_shared(world.rank());
+    // The ranks on this node. Freed right away: a communicator must not
+    // outlive MPI, which ends when the returned one (or an error) drops.
+    let (node_rank, node_size) = {
+        let node = world.split_shared(world.rank());
+        (node.rank() as usize, node.size() as usize)
+    };
     let (local_rank, local_rank_source) = match placement::launcher_local_rank(|k| std::env::var(k).ok()) {
         Ok(Some((r, var))) => (r, var.to_owned()),
-        Ok(None) => (node.rank() as usize, "MPI's node-local split".to_owned()),
+        Ok(None) => (node_rank, "MPI's node-local split".to_owned()),
         Err(e) => (0, format!("error: {e}")),
     };
     let comm = Communicator {
@@ -207,16 +226,12 @@ pub fn init() -> Result<Communicator> {
         };
         let devices: Vec<Device> = runtime.devices().into_iter().filter(|d| d.kind() == kind).collect();
         let host_memory = match devices.first() {
-            Some(d) => runtime.capabilities(*d)?.flag(anydev::capability::keys::HOST_ACCESSIBLE_MEMORY),
+            Some(d) => runtime
+                .capabilities(*d)?
+                .flag(anydev::capability::keys::HOST_ACCESSIBLE_MEMORY),
             None => false,
         };
-        let device = placement::choose(
-            comm.local_rank,
-            node.size() as usize,
-            kind,
-            devices.len(),
-            host_memory || share,
-        )?;
+        let device = placement::choose(comm.local_rank, node_size, kind, devices.len(), host_memory || share)?;
         let route = engine::route(&comm.engines.borrow(), device)?;
         Ok((device, route))
     })();
@@ -379,10 +394,8 @@ impl Communicator {
     /// failure or mismatch every rank reports, then `data`.
     fn collective<S, R>(
         &self,
-        call: Call,
+        Head { call, reduce, root }: Head,
         x: Option<&Array>,
-        reduce: Option<ReduceOp>,
-        root: i32,
         agree: Agree,
         prepare: impl FnOnce() -> Result<S>,
         data: impl FnOnce(S, u64) -> Result<R>,
@@ -425,10 +438,12 @@ impl Communicator {
     pub fn all_reduce(&self, x: &Array, op: ReduceOp) -> Result<Array> {
         let call = Call::AllReduce;
         self.collective(
-            call,
+            Head {
+                call,
+                reduce: Some(op),
+                root: -1,
+            },
             Some(x),
-            Some(op),
-            -1,
             Agree { shape: true },
             || {
                 self.check_array(call.name(), x)?;
@@ -448,10 +463,12 @@ impl Communicator {
     pub fn reduce_scatter(&self, x: &Array, op: ReduceOp) -> Result<Array> {
         let call = Call::ReduceScatter;
         self.collective(
-            call,
+            Head {
+                call,
+                reduce: Some(op),
+                root: -1,
+            },
             Some(x),
-            Some(op),
-            -1,
             Agree { shape: true },
             || {
                 self.check_array(call.name(), x)?;
@@ -500,10 +517,12 @@ impl Communicator {
     pub fn broadcast(&self, x: &Array, root: usize) -> Result<Array> {
         let call = Call::Broadcast;
         self.collective(
-            call,
+            Head {
+                call,
+                reduce: None,
+                root: root.min(i32::MAX as usize) as i32,
+            },
             Some(x),
-            None,
-            root.min(i32::MAX as usize) as i32,
             Agree { shape: true },
             || {
                 self.check_array(call.name(), x)?;
@@ -537,10 +556,12 @@ impl Communicator {
     pub fn all_gather(&self, x: &Array) -> Result<Array> {
         let call = Call::AllGather;
         self.collective(
-            call,
+            Head {
+                call,
+                reduce: None,
+                root: -1,
+            },
             Some(x),
-            None,
-            -1,
             Agree { shape: true },
             || {
                 self.check_array(call.name(), x)?;
@@ -569,10 +590,12 @@ impl Communicator {
     pub fn all_to_all(&self, x: &Array) -> Result<Array> {
         let call = Call::AllToAll;
         self.collective(
-            call,
+            Head {
+                call,
+                reduce: None,
+                root: -1,
+            },
             Some(x),
-            None,
-            -1,
             Agree { shape: true },
             || {
                 self.check_array(call.name(), x)?;
@@ -596,7 +619,17 @@ impl Communicator {
 
     /// Returns once every rank has called it (or fails after the timeout).
     pub fn barrier(&self) -> Result<()> {
-        self.collective(Call::Barrier, None, None, -1, Agree { shape: false }, || Ok(()), |(), _| Ok(()))
+        self.collective(
+            Head {
+                call: Call::Barrier,
+                reduce: None,
+                root: -1,
+            },
+            None,
+            Agree { shape: false },
+            || Ok(()),
+            |(), _| Ok(()),
+        )
     }
 
     /// Splits the ranks into groups by `colour`, ordered within a group by
@@ -605,10 +638,12 @@ impl Communicator {
     pub fn split(&self, colour: u32, key: i32) -> Result<Communicator> {
         let call = Call::Split;
         self.collective(
-            call,
+            Head {
+                call,
+                reduce: None,
+                root: -1,
+            },
             None,
-            None,
-            -1,
             Agree { shape: false },
             || {
                 i32::try_from(colour)
@@ -644,7 +679,10 @@ impl Communicator {
         if rank >= self.size {
             return Err(DistError::invalid(
                 op,
-                format!("{what} {rank} is not a rank of this communicator (it has {} ranks)", self.size),
+                format!(
+                    "{what} {rank} is not a rank of this communicator (it has {} ranks)",
+                    self.size
+                ),
             ));
         }
         Ok(())
@@ -666,7 +704,10 @@ impl Communicator {
         let op = "send";
         self.check_rank(op, "destination", dest)?;
         if dest == self.rank {
-            return Err(DistError::invalid(op, "a rank cannot send to itself; use the array directly"));
+            return Err(DistError::invalid(
+                op,
+                "a rank cannot send to itself; use the array directly",
+            ));
         }
         Self::check_tag(op, tag)?;
         self.begin_p2p()?;
@@ -682,13 +723,19 @@ impl Communicator {
         header.error = staged.as_ref().err().map(ToString::to_string);
         let (hl, h) = lease(header.encode().to_vec());
         let h: &'static [u8] = h;
-        let request = self.ctrl.process_at_rank(dest as i32).immediate_send_with_tag(StaticScope, h, tag);
+        let request = self
+            .ctrl
+            .process_at_rank(dest as i32)
+            .immediate_send_with_tag(StaticScope, h, tag);
         let done = self.wait(request, Call::Send, 0, "sending a message header")?;
         hl.reclaim(&done);
         let bytes = staged?;
         let (dl, d) = lease(bytes);
         let d: &'static [u8] = d;
-        let request = self.comm.process_at_rank(dest as i32).immediate_send_with_tag(StaticScope, d, tag);
+        let request = self
+            .comm
+            .process_at_rank(dest as i32)
+            .immediate_send_with_tag(StaticScope, d, tag);
         let done = self.wait(request, Call::Send, 0, "sending data")?;
         dl.reclaim(&done);
         Ok(())
@@ -775,7 +822,10 @@ fn byte_count_total(op: &str, each: usize, ranks: usize) -> Result<usize> {
         Some(total) if total <= i32::MAX as usize => Ok(total),
         _ => Err(DistError::invalid(
             op,
-            format!("{ranks} x {each} bytes do not fit one MPI message (at most {} bytes)", i32::MAX),
+            format!(
+                "{ranks} x {each} bytes do not fit one MPI message (at most {} bytes)",
+                i32::MAX
+            ),
         )),
     }
 }
@@ -921,7 +971,9 @@ fn reduce_typed<T: Element + Equivalence>(
     let send: &'static [T] = send;
     let request = match blocks {
         None => comm.comm.immediate_all_reduce_into(StaticScope, send, recv, op),
-        Some(_) => comm.comm.immediate_reduce_scatter_block_into(StaticScope, send, recv, op),
+        Some(_) => comm
+            .comm
+            .immediate_reduce_scatter_block_into(StaticScope, send, recv, op),
     };
     let done = comm.wait(request, call, seq, "reducing")?;
     sl.reclaim(&done);

@@ -34,9 +34,11 @@ impl Engine {
     pub fn availability(self) -> Result<(), String> {
         match self {
             Engine::Mpi => Ok(()),
-            Engine::Nccl => Err("NCCL is not built into anydev-dist yet; cuda arrays go through MPI with host \
+            Engine::Nccl => Err(
+                "NCCL is not built into anydev-dist yet; cuda arrays go through MPI with host \
                  staging (the default for cuda)"
-                .into()),
+                    .into(),
+            ),
         }
     }
 }
@@ -54,7 +56,9 @@ impl std::str::FromStr for Engine {
         match s.trim() {
             "mpi" => Ok(Engine::Mpi),
             "nccl" => Ok(Engine::Nccl),
-            other => Err(DistError::Config(format!("unknown engine {other:?}; known engines: mpi, nccl"))),
+            other => Err(DistError::Config(format!(
+                "unknown engine {other:?}; known engines: mpi, nccl"
+            ))),
         }
     }
 }
@@ -71,10 +75,15 @@ impl Default for EngineTable {
     /// explicit that it goes through MPI with host staging while NCCL is
     /// not built.
     fn default() -> EngineTable {
-        let by_kind = [("cpu", Engine::Mpi), ("cuda", Engine::Mpi), ("sim", Engine::Mpi), ("wgpu", Engine::Mpi)]
-            .into_iter()
-            .map(|(k, e)| (k.to_owned(), e))
-            .collect();
+        let by_kind = [
+            ("cpu", Engine::Mpi),
+            ("cuda", Engine::Mpi),
+            ("sim", Engine::Mpi),
+            ("wgpu", Engine::Mpi),
+        ]
+        .into_iter()
+        .map(|(k, e)| (k.to_owned(), e))
+        .collect();
         EngineTable {
             by_kind,
             fallback: Engine::Mpi,

@@ -198,7 +198,11 @@ pub(crate) fn compare(records: &[Meta], agree: Agree, reduce_name: fn(u8) -> Str
             return Err(mismatch("call", m.call.name().into(), first.call.name().into()));
         }
         if m.seq != first.seq {
-            return Err(mismatch("collective number", format!("#{}", m.seq), format!("#{}", first.seq)));
+            return Err(mismatch(
+                "collective number",
+                format!("#{}", m.seq),
+                format!("#{}", first.seq),
+            ));
         }
         if m.reduce != first.reduce {
             return Err(mismatch("reduce op", reduce_name(m.reduce), reduce_name(first.reduce)));
@@ -249,7 +253,10 @@ mod tests {
         assert_eq!(back.shape, m.shape);
         assert_eq!(back.root, 2);
         let message = back.error.unwrap();
-        assert!(m.error.unwrap().starts_with(&message) && message.len() > 300, "truncated on a char boundary");
+        assert!(
+            m.error.unwrap().starts_with(&message) && message.len() > 300,
+            "truncated on a char boundary"
+        );
         assert!(Meta::decode(&[0u8; RECORD]).is_none());
         let mut big = meta(&[1; MAX_DIMS + 1]);
         big.error = None;

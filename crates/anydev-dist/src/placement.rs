@@ -84,7 +84,9 @@ mod tests {
             launcher_local_rank(env(&[("LOCAL_RANK", "2"), ("OMPI_COMM_WORLD_LOCAL_RANK", "0")])).unwrap(),
             Some((0, "OMPI_COMM_WORLD_LOCAL_RANK"))
         );
-        let e = launcher_local_rank(env(&[("LOCAL_RANK", "-1")])).unwrap_err().to_string();
+        let e = launcher_local_rank(env(&[("LOCAL_RANK", "-1")]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("LOCAL_RANK=\"-1\""), "{e}");
     }
 
