@@ -56,3 +56,4 @@ grep -q "case elementwise::add_broadcast on ctest_broken_add:0 (f32)" "$conforma
 # The Python package, built into its own virtual environment, on every
 # device (docs/python.md).
 scripts/test-python.sh
+scripts/test-dist.sh

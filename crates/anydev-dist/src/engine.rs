@@ -1,0 +1,246 @@
+//! Which engine moves each device kind's arrays between ranks.
+//!
+//! The table is data: a default per device kind, overridden by
+//! `ANYDEV_DIST_BACKEND=kind:engine,...` and by
+//! [`crate::Communicator::set_engine`]. Whether an array goes through
+//! host staging is not in the table: it follows from the device's
+//! `host_accessible_memory` capability and is always reported by
+//! [`crate::Communicator::describe`].
+
+use crate::error::{DistError, Result};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A collective engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// MPI (Open MPI, MPICH, ...): host memory directly, every other
+    /// device's memory through a copy to the host and back.
+    Mpi,
+    /// NVIDIA's NCCL, for `cuda` arrays in device memory. Not built yet:
+    /// asking for it is a configuration error that says so.
+    Nccl,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Mpi => "mpi",
+            Engine::Nccl => "nccl",
+        }
+    }
+
+    /// Whether this build can use the engine, or why not.
+    pub fn availability(self) -> Result<(), String> {
+        match self {
+            Engine::Mpi => Ok(()),
+            Engine::Nccl => Err(
+                "NCCL is not built into anydev-dist yet; cuda arrays go through MPI with host \
+                 staging (the default for cuda)"
+                    .into(),
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Engine {
+    type Err = DistError;
+
+    fn from_str(s: &str) -> Result<Engine> {
+        match s.trim() {
+            "mpi" => Ok(Engine::Mpi),
+            "nccl" => Ok(Engine::Nccl),
+            other => Err(DistError::Config(format!(
+                "unknown engine {other:?}; known engines: mpi, nccl"
+            ))),
+        }
+    }
+}
+
+/// The engine for each device kind; kinds not listed use the fallback.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineTable {
+    by_kind: BTreeMap<String, Engine>,
+    fallback: Engine,
+}
+
+impl Default for EngineTable {
+    /// The built-in defaults: every kind on MPI. `cuda` is listed to make
+    /// explicit that it goes through MPI with host staging while NCCL is
+    /// not built.
+    fn default() -> EngineTable {
+        let by_kind = [
+            ("cpu", Engine::Mpi),
+            ("cuda", Engine::Mpi),
+            ("sim", Engine::Mpi),
+            ("wgpu", Engine::Mpi),
+        ]
+        .into_iter()
+        .map(|(k, e)| (k.to_owned(), e))
+        .collect();
+        EngineTable {
+            by_kind,
+            fallback: Engine::Mpi,
+        }
+    }
+}
+
+/// The variable that overrides the default table.
+pub const BACKEND_VAR: &str = "ANYDEV_DIST_BACKEND";
+
+impl EngineTable {
+    /// The defaults with `ANYDEV_DIST_BACKEND` applied.
+    pub fn from_env() -> Result<EngineTable> {
+        let mut table = EngineTable::default();
+        if let Ok(spec) = std::env::var(BACKEND_VAR) {
+            table
+                .apply(&spec)
+                .map_err(|e| DistError::Config(format!("{BACKEND_VAR}={spec:?}: {e}")))?;
+        }
+        Ok(table)
+    }
+
+    /// Applies `kind:engine,kind:engine` (`*` names every other kind).
+    /// Nothing changes when any item is bad.
+    pub fn apply(&mut self, spec: &str) -> Result<()> {
+        let mut next = self.clone();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let Some((kind, engine)) = item.split_once(':') else {
+                return Err(DistError::Config(format!(
+                    "{item:?} is not kind:engine (for example sim:mpi)"
+                )));
+            };
+            let kind = kind.trim();
+            if kind != "*" {
+                anydev::DeviceKind::parse(kind)
+                    .map_err(|_| DistError::Config(format!("{kind:?} is not a device kind name")))?;
+            }
+            next.set(kind, engine.parse()?)?;
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// Routes `kind` (or every other kind, for `*`) through `engine`. An
+    /// engine this build does not have is an error carrying the reason.
+    pub fn set(&mut self, kind: &str, engine: Engine) -> Result<()> {
+        engine
+            .availability()
+            .map_err(|reason| DistError::Config(format!("{kind}:{engine}: {reason}")))?;
+        if kind == "*" {
+            self.fallback = engine;
+        } else {
+            self.by_kind.insert(kind.to_owned(), engine);
+        }
+        Ok(())
+    }
+
+    /// The engine for `kind`.
+    pub fn engine(&self, kind: &str) -> Engine {
+        self.by_kind.get(kind).copied().unwrap_or(self.fallback)
+    }
+
+    /// Every listed kind with its engine, then the fallback as `*`.
+    pub fn entries(&self) -> Vec<(String, Engine)> {
+        let mut out: Vec<_> = self.by_kind.iter().map(|(k, e)| (k.clone(), *e)).collect();
+        out.push(("*".into(), self.fallback));
+        out
+    }
+}
+
+impl fmt::Display for EngineTable {
+    /// `cpu:mpi,cuda:mpi,...,*:mpi`, the format `ANYDEV_DIST_BACKEND` reads.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.entries().iter().map(|(k, e)| format!("{k}:{e}")).collect();
+        f.write_str(&parts.join(","))
+    }
+}
+
+/// How one device's arrays travel: the engine, and whether through host staging.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    pub engine: Engine,
+    /// The data is copied to host memory for the engine and back after.
+    pub host_staging: bool,
+}
+
+impl fmt::Display for Route {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.engine)?;
+        if self.host_staging {
+            f.write_str(" (host staging)")?;
+        }
+        Ok(())
+    }
+}
+
+/// The route for `device`'s arrays: staging unless the host can address
+/// the device's memory (`host_accessible_memory`).
+pub fn route(table: &EngineTable, device: anydev::Device) -> Result<Route> {
+    let caps = anydev::runtime().capabilities(device)?;
+    Ok(Route {
+        engine: table.engine(device.kind().as_str()),
+        host_staging: !caps.flag(anydev::capability::keys::HOST_ACCESSIBLE_MEMORY),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_route_every_kind_through_mpi() {
+        let t = EngineTable::default();
+        for kind in ["cpu", "cuda", "sim", "wgpu", "some_vendor"] {
+            assert_eq!(t.engine(kind), Engine::Mpi, "{kind}");
+        }
+        assert_eq!(t.to_string(), "cpu:mpi,cuda:mpi,sim:mpi,wgpu:mpi,*:mpi");
+    }
+
+    #[test]
+    fn overrides_parse_and_round_trip() {
+        let mut t = EngineTable::default();
+        t.apply("sim:mpi, vendor_x:mpi ,").unwrap();
+        assert_eq!(t.engine("vendor_x"), Engine::Mpi);
+        let again = {
+            let mut u = EngineTable::default();
+            u.apply(&t.to_string()).unwrap();
+            u
+        };
+        assert_eq!(again, t);
+    }
+
+    #[test]
+    fn bad_overrides_are_errors_that_say_why() {
+        let mut t = EngineTable::default();
+        let e = t.apply("sim").unwrap_err().to_string();
+        assert!(e.contains("kind:engine"), "{e}");
+        let e = t.apply("sim:gloo").unwrap_err().to_string();
+        assert!(e.contains("unknown engine \"gloo\""), "{e}");
+        let e = t.apply("Sim:mpi").unwrap_err().to_string();
+        assert!(e.contains("not a device kind"), "{e}");
+        let e = t.apply("sim:mpi,cuda:nccl").unwrap_err().to_string();
+        assert!(e.contains("NCCL is not built"), "{e}");
+        assert_eq!(t, EngineTable::default(), "a failed override changes nothing");
+    }
+
+    #[test]
+    fn staging_is_reported_in_the_route() {
+        let staged = Route {
+            engine: Engine::Mpi,
+            host_staging: true,
+        };
+        assert_eq!(staged.to_string(), "mpi (host staging)");
+        let direct = Route {
+            engine: Engine::Mpi,
+            host_staging: false,
+        };
+        assert_eq!(direct.to_string(), "mpi");
+    }
+}

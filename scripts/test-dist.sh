@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The distributed crate's tests, as CI runs them. crates/anydev-dist is
+# outside the cargo workspace (it needs MPI, which nothing else does), with
+# a Cargo.lock of its own. This script installs MPI when missing
+# (scripts/ensure-mpi.sh), checks formatting and lints, runs the crate's
+# unit and fault tests (the latter launch mpirun themselves), then runs
+# under mpirun, on 4 simulated devices (one per rank) and on 2 cpu ranks:
+# `anydev-dist check` and the data-parallel SGD example, which checks
+# itself against a single-process run.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+scripts/ensure-mpi.sh
+
+target="${CARGO_TARGET_DIR:-$root/target}"
+mkdir -p "$target"
+target="$(cd "$target" && pwd)"
+export CARGO_TARGET_DIR="$target"
+manifest="$root/crates/anydev-dist/Cargo.toml"
+
+if ! cargo metadata --quiet --locked --format-version 1 --manifest-path "$manifest" >/dev/null 2>&1; then
+  echo "crates/anydev-dist/Cargo.lock is out of date with the crates it builds on; run" >&2
+  echo "  cargo update --workspace --offline --manifest-path crates/anydev-dist/Cargo.toml" >&2
+  echo "and commit the lock file with the change." >&2
+  exit 1
+fi
+cargo fmt --manifest-path "$manifest" -- --check
+cargo clippy --quiet --locked --manifest-path "$manifest" --all-targets -- -D warnings
+cargo test --quiet --locked --manifest-path "$manifest"
+cargo build --quiet --locked --manifest-path "$manifest" --bins --examples
+cargo build --quiet --locked -p anydev-sim
+
+bin="$target/debug/anydev-dist"
+example="$target/debug/examples/linear_regression"
+mpi=(mpirun --allow-run-as-root --oversubscribe -x RAYON_NUM_THREADS=1 -x ANYDEV_DIST_TIMEOUT=60)
+
+# The last line of `check` is `N passed, N failed`; it exits non-zero on failures.
+run_check() {
+  local out
+  out="$("${mpi[@]}" "$@" "$bin" check)" || { printf '%s\n' "$out"; return 1; }
+  printf '%s\n' "$out" | tail -n 2
+  printf '%s\n' "$out" | tail -n 1 | grep -Eq '^[0-9]+ passed, 0 failed$'
+}
+
+echo "== 4 ranks on sim:0..3"
+sim=(-n 4 -x ANYDEV_PLUGINS="sim:$target/debug/libanydev_sim.so" -x ANYDEV_SIM_DEVICES=4 -x ANYDEV_DIST_KIND=sim)
+"${mpi[@]}" "${sim[@]}" "$bin" info
+run_check "${sim[@]}"
+"${mpi[@]}" "${sim[@]}" "$example"
+
+echo "== 2 ranks on cpu:0"
+cpu=(-n 2 -x ANYDEV_DIST_KIND=cpu)
+run_check "${cpu[@]}"
+"${mpi[@]}" "${cpu[@]}" "$example"
