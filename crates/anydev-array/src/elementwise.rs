@@ -558,4 +558,19 @@ impl Array {
     pub fn positive(&self) -> Result<Array> {
         positive(self)
     }
+
+    /// Method form of [`conj`].
+    pub fn conj(&self) -> Result<Array> {
+        conj(self)
+    }
+
+    /// Method form of [`real`].
+    pub fn real(&self) -> Result<Array> {
+        real(self)
+    }
+
+    /// Method form of [`imag`].
+    pub fn imag(&self) -> Result<Array> {
+        imag(self)
+    }
 }

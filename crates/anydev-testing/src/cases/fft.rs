@@ -1,10 +1,14 @@
-//! The `fft` extension's helpers: sample frequencies against NumPy's
-//! definition (`results * (1 / (n * d))`, computed here in f64 and rounded
-//! once), and the shifts against index arithmetic.
+//! The `fft` extension: the transforms against a direct O(n²) DFT in
+//! f64, where the device's kind has the kernels (elsewhere each is
+//! `NoKernel` naming the device and `cpu`); sample frequencies against
+//! NumPy's definition (`results * (1 / (n * d))`, computed here in f64 and
+//! rounded once), and the shifts against index arithmetic.
 
-use crate::case::{check_eq, expect_err, Case, CaseCtx, Failure, Need};
+use crate::case::{check, check_eq, expect_err, Case, CaseCtx, Failure, Need};
+use crate::cases::linalg_ext::factorized;
 use crate::reference::{self as r, check_array};
-use anydev_array::{self as ad, fft};
+use anydev_array::fft::Norm;
+use anydev_array::{self as ad, fft, Array, Complex32, Complex64};
 use anydev_core::ops::{BinaryOp, OpCode};
 use anydev_core::{DType, Error};
 
@@ -23,7 +27,185 @@ pub fn cases() -> Vec<Case> {
         Case::new("fft::shifts", shifts)
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Copy),
+        // The case's dtype is the complex one; what runs depends on
+        // whether the device's kind has the kernels.
+        Case::new("fft::transforms_match_the_dft", transforms_match_the_dft)
+            .dtypes(&[DType::C64, DType::C128])
+            .asks_support_itself(),
     ]
+}
+
+/// The elements of a complex array as `(re, im)` pairs in f64.
+fn complex_values(a: &Array) -> Result<Vec<Complex64>, Failure> {
+    Ok(match a.dtype() {
+        DType::C64 => a
+            .to_vec::<Complex32>()?
+            .into_iter()
+            .map(|v| Complex64::new(v.re.into(), v.im.into()))
+            .collect(),
+        _ => a.to_vec::<Complex64>()?,
+    })
+}
+
+/// The DFT of `x` along its only axis: `sum_k x[k] e^(∓2πi jk/n)`, scaled.
+fn dft(x: &[Complex64], inverse: bool, scale: f64) -> Vec<Complex64> {
+    let n = x.len();
+    let sign = if inverse { 1.0 } else { -1.0 };
+    (0..n)
+        .map(|j| {
+            let sum: Complex64 = x
+                .iter()
+                .enumerate()
+                .map(|(k, &v)| {
+                    v * Complex64::from_polar(1.0, sign * 2.0 * std::f64::consts::PI * (j * k % n) as f64 / n as f64)
+                })
+                .sum();
+            sum * scale
+        })
+        .collect()
+}
+
+/// Within `tol` of each other, relative to the largest magnitude.
+fn near(what: &str, want: &[Complex64], got: &[Complex64], tol: f64) -> Result<(), Failure> {
+    let scale = want.iter().fold(1.0f64, |m, v| m.max(v.norm()));
+    let worst = want.iter().zip(got).map(|(w, g)| (w - g).norm()).fold(0.0, f64::max);
+    check(
+        want.len() == got.len() && worst <= tol * scale,
+        what,
+        format!("{want:?} (within {tol} relative)"),
+        format!("{got:?}"),
+    )
+}
+
+fn real(v: &[f64]) -> Vec<Complex64> {
+    v.iter().map(|&x| Complex64::new(x, 0.0)).collect()
+}
+
+fn transforms_match_the_dft(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (complex, dev) = (ctx.dtype(), ctx.device);
+    let dtype = complex.real_dtype();
+    let tol = if dtype == DType::F32 { 1e-5 } else { 1e-12 };
+    let values = r::sample(dtype, 7, 11);
+    let x = r::array(&values, &[7], dtype, dev)?;
+    let Some(spectrum) = factorized(dev, fft::fft(&x, None, -1, Norm::Backward))? else {
+        // No kernel for this kind: the other transforms say so too.
+        for result in [
+            fft::rfft(&x, None, -1, Norm::Backward),
+            fft::ifft(&x, None, -1, Norm::Backward),
+        ] {
+            factorized(dev, result)?;
+        }
+        return Ok(());
+    };
+    check_eq("fft of real input is complex", complex, spectrum.dtype())?;
+    let want = dft(&real(&values), false, 1.0);
+    near("fft (n = 7)", &want, &complex_values(&spectrum)?, tol)?;
+    let back = fft::ifft(&spectrum, None, 0, Norm::Backward)?;
+    near("ifft(fft(x)) = x", &real(&values), &complex_values(&back)?, tol)?;
+    // Real transforms: the non-negative half, and back for odd and even n.
+    let half = fft::rfft(&x, None, 0, Norm::Backward)?;
+    near("rfft (n = 7)", &want[..4], &complex_values(&half)?, tol)?;
+    let restored = fft::irfft(&half, Some(7), 0, Norm::Backward)?;
+    check_eq("irfft gives the real dtype", dtype, restored.dtype())?;
+    near(
+        "irfft(rfft(x), 7) = x",
+        &real(&values),
+        &real(&restored.to_f64_vec()?),
+        tol,
+    )?;
+    let even = r::array(&values[..6], &[6], dtype, dev)?;
+    let restored = fft::irfft(&fft::rfft(&even, None, 0, Norm::Backward)?, None, 0, Norm::Backward)?;
+    near(
+        "irfft(rfft(x)) = x (n = 6)",
+        &real(&values[..6]),
+        &real(&restored.to_f64_vec()?),
+        tol,
+    )?;
+    // Padding, cutting and the normalization modes.
+    let mut padded = values.clone();
+    padded.resize(10, 0.0);
+    let ortho = 1.0 / 10f64.sqrt();
+    let got = fft::fft(&x, Some(10), 0, Norm::Ortho)?;
+    near(
+        "fft(x, n = 10, ortho)",
+        &dft(&real(&padded), false, ortho),
+        &complex_values(&got)?,
+        tol,
+    )?;
+    let got = fft::ifft(&x, Some(4), 0, Norm::Forward)?;
+    near(
+        "ifft(x, n = 4, forward)",
+        &dft(&real(&values[..4]), true, 1.0),
+        &complex_values(&got)?,
+        tol,
+    )?;
+    // Two dimensions: fftn over both axes, rfftn's last axis halved.
+    let grid = r::array(&values[..6], &[2, 3], dtype, dev)?;
+    let rows: Vec<Vec<Complex64>> = values[..6].chunks(3).map(|row| dft(&real(row), false, 1.0)).collect();
+    let want2: Vec<Complex64> = (0..6)
+        .map(|ij| {
+            let column = [rows[0][ij % 3], rows[1][ij % 3]];
+            dft(&column, false, 1.0)[ij / 3]
+        })
+        .collect();
+    near(
+        "fftn (2 x 3)",
+        &want2,
+        &complex_values(&fft::fftn(&grid, None, None, Norm::Backward)?)?,
+        tol,
+    )?;
+    let want_r: Vec<Complex64> = want2
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 3 < 2)
+        .map(|(_, v)| *v)
+        .collect();
+    let rfftn = fft::rfftn(&grid, None, None, Norm::Backward)?;
+    near("rfftn (2 x 3)", &want_r, &complex_values(&rfftn)?, tol)?;
+    let back = fft::irfftn(&rfftn, Some(&[2, 3]), None, Norm::Backward)?;
+    near(
+        "irfftn(rfftn(x)) = x",
+        &real(&values[..6]),
+        &real(&back.to_f64_vec()?),
+        tol,
+    )?;
+    // Hermitian transforms: ihfft is conj(rfft) / n, hfft inverts it.
+    let ih = fft::ihfft(&x, None, 0, Norm::Backward)?;
+    let want_ih: Vec<Complex64> = want[..4].iter().map(|v| v.conj() / 7.0).collect();
+    near("ihfft", &want_ih, &complex_values(&ih)?, tol)?;
+    let h = fft::hfft(&ih, Some(7), 0, Norm::Backward)?;
+    near("hfft(ihfft(x), 7) = x", &real(&values), &real(&h.to_f64_vec()?), tol)?;
+    // Bad input is an error.
+    let scalar = r::array(&[1.0], &[], dtype, dev)?;
+    expect_err(
+        "fft of a 0-d array",
+        "InvalidArgument",
+        fft::fft(&scalar, None, -1, Norm::Backward),
+        |e| matches!(e, Error::InvalidArgument { .. }),
+    )?;
+    expect_err(
+        "fft with n = 0",
+        "InvalidArgument",
+        fft::fft(&x, Some(0), 0, Norm::Backward),
+        |e| matches!(e, Error::InvalidArgument { .. }),
+    )?;
+    expect_err(
+        "rfft of complex input",
+        "InvalidDType",
+        fft::rfft(&spectrum, None, 0, Norm::Backward),
+        |e| matches!(e, Error::InvalidDType { .. }),
+    )?;
+    let one = fft::rfft(&r::array(&[2.0], &[1], dtype, dev)?, None, 0, Norm::Backward)?;
+    expect_err(
+        "irfft of one point without n",
+        "InvalidArgument",
+        fft::irfft(&one, None, 0, Norm::Backward),
+        |e| matches!(e, Error::InvalidArgument { .. }),
+    )?;
+    expect_err("an unknown norm", "InvalidArgument", "sideways".parse::<Norm>(), |e| {
+        matches!(e, Error::InvalidArgument { .. })
+    })?;
+    Ok(())
 }
 
 fn frequencies(ctx: &CaseCtx) -> Result<(), Failure> {

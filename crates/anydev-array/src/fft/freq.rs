@@ -1,8 +1,7 @@
 //! The `fft` extension's helper functions: sample frequencies and the
 //! shifts that put the zero frequency in the middle. They are real-valued
 //! compositions of `arange`, `where` and `roll`, so every device runs
-//! them. The transforms themselves produce complex arrays, and wait for
-//! complex dtypes.
+//! them.
 
 use crate::array::Array;
 use crate::context::creation_ctx;
