@@ -34,7 +34,7 @@ pub fn unshared(out: Array, source: &Array, copy: bool) -> anydev::Result<Array>
     }
 }
 
-/// A Python `bool`, `int` or `float` holding a scalar's exact value.
+/// A Python `bool`, `int`, `float` or `complex` holding a scalar's exact value.
 pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
     let obj = match s {
         Scalar::Bool(v) => v.into_pyobject(py)?.to_owned().into_any(),
@@ -46,6 +46,10 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
         Scalar::U16(v) => v.into_pyobject(py)?.into_any(),
         Scalar::U32(v) => v.into_pyobject(py)?.into_any(),
         Scalar::U64(v) => v.into_pyobject(py)?.into_any(),
+        Scalar::C64(_) | Scalar::C128(_) => {
+            let c = s.to_c128();
+            pyo3::types::PyComplex::from_doubles(py, c.re, c.im).into_any()
+        }
         other => other.to_f64().into_pyobject(py)?.into_any(),
     };
     Ok(obj.unbind())

@@ -21,6 +21,7 @@ fn kind_of(w: Weak) -> Kind {
         Weak::Bool(_) => Kind::Bool,
         Weak::Int(_) => Kind::Int,
         Weak::Float(_) => Kind::Float,
+        Weak::Complex(..) => Kind::Complex,
     }
 }
 
@@ -55,8 +56,11 @@ fn shape_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 
 /// A Python scalar argument (fill values, arange bounds).
 fn scalar_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Weak> {
-    weak_scalar(obj)?
-        .ok_or_else(|| PyTypeError::new_err(format!("{what} must be a Python bool, int or float, not {obj}")))
+    weak_scalar(obj)?.ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "{what} must be a Python bool, int, float or complex, not {obj}"
+        ))
+    })
 }
 
 /// Host values, each already of `dtype`, uploaded to `device`.

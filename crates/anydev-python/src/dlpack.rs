@@ -81,12 +81,14 @@ struct DLManagedTensorVersioned {
 }
 
 /// DLPack's (code, bits) of a dtype: kDLInt 0, kDLUInt 1, kDLFloat 2,
-/// kDLBfloat 4, kDLBool 6.
+/// kDLBfloat 4, kDLComplex 5, kDLBool 6.
 fn dl_dtype(dtype: DType) -> DLDataType {
     let code = if dtype == DType::Bool {
         6
     } else if dtype == DType::BF16 {
         4
+    } else if dtype.is_complex() {
+        5
     } else if dtype.is_float() {
         2
     } else if dtype.is_signed() {

@@ -30,6 +30,8 @@ pub fn python_name(dtype: DType) -> &'static str {
         DType::BF16 => "bfloat16",
         DType::F32 => "float32",
         DType::F64 => "float64",
+        DType::C64 => "complex64",
+        DType::C128 => "complex128",
     }
 }
 
@@ -47,12 +49,14 @@ impl PyDType {
     }
 
     /// The standard's kind names that `isdtype` takes: "bool", "signed
-    /// integer", "unsigned integer" or "real floating".
+    /// integer", "unsigned integer", "real floating" or "complex floating".
     #[getter]
     fn kind(&self) -> &'static str {
         let d = self.0;
         if d.is_float() {
             "real floating"
+        } else if d.is_complex() {
+            "complex floating"
         } else if d.is_integer() && d.is_signed() {
             "signed integer"
         } else if d.is_integer() {
@@ -176,6 +180,14 @@ macro_rules! with_element {
             }
             D::F64 => {
                 type $t = f64;
+                $body
+            }
+            D::C64 => {
+                type $t = anydev::Complex32;
+                $body
+            }
+            D::C128 => {
+                type $t = anydev::Complex64;
                 $body
             }
         }

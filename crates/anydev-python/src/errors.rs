@@ -26,7 +26,9 @@ pub fn to_py(e: Error) -> PyErr {
     match e {
         Error::IndexOutOfBounds { .. } => PyIndexError::new_err(message),
         Error::OutOfMemory { .. } => PyMemoryError::new_err(message),
-        Error::Unsupported { .. } | Error::UnsupportedDType { .. } => UnsupportedError::new_err(message),
+        Error::Unsupported { .. } | Error::UnsupportedDType { .. } | Error::NoKernel { .. } => {
+            UnsupportedError::new_err(message)
+        }
         Error::InvalidDType { .. } => PyTypeError::new_err(message),
         Error::Backend { .. } | Error::Plugin { .. } | Error::DeviceUnavailable { .. } => {
             PyRuntimeError::new_err(message)

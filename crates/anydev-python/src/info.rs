@@ -14,6 +14,7 @@ pub enum Kind {
     Bool,
     Int,
     Float,
+    Complex,
 }
 
 /// The dtypes `device` holds, in code order.
@@ -29,6 +30,7 @@ pub fn default_dtype(device: Device, kind: Kind) -> anydev::Result<DType> {
         Kind::Bool => DType::Bool,
         Kind::Int => defaults.integral,
         Kind::Float => defaults.real_floating,
+        Kind::Complex => defaults.complex_floating,
     })
 }
 
@@ -60,9 +62,14 @@ fn _device_dtypes(py: Python<'_>, device: PyDevice) -> PyResult<Vec<PyDType>> {
 
 /// The device's default (real floating, integral, indexing) dtypes.
 #[pyfunction]
-fn _default_dtypes(py: Python<'_>, device: PyDevice) -> PyResult<(PyDType, PyDType, PyDType)> {
+fn _default_dtypes(py: Python<'_>, device: PyDevice) -> PyResult<(PyDType, PyDType, PyDType, PyDType)> {
     let d = compute(py, || anydev::default_dtypes(Some(device.0)))?;
-    Ok((PyDType(d.real_floating), PyDType(d.integral), PyDType(d.indexing)))
+    Ok((
+        PyDType(d.real_floating),
+        PyDType(d.complex_floating),
+        PyDType(d.integral),
+        PyDType(d.indexing),
+    ))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -8,7 +8,7 @@ use crate::array::PyArray;
 use anydev::{Arg, Array, Weak};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyComplex, PyComplexMethods, PyFloat, PyInt};
 
 /// An owned operand; [`Operand::arg`] lends it to anydev.
 pub enum Operand {
@@ -25,8 +25,9 @@ impl Operand {
     }
 }
 
-/// A Python `bool`, `int` or `float` as a weak scalar, or `None` for
-/// anything else. `bool` is tested first: it is an `int` subclass.
+/// A Python `bool`, `int`, `float` or `complex` as a weak scalar, or
+/// `None` for anything else. `bool` is tested first: it is an `int`
+/// subclass.
 pub fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
     if obj.is_instance_of::<PyBool>() {
         Ok(Some(Weak::Bool(obj.extract()?)))
@@ -34,6 +35,8 @@ pub fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
         Ok(Some(Weak::Int(obj.extract()?)))
     } else if obj.is_instance_of::<PyFloat>() {
         Ok(Some(Weak::Float(obj.extract()?)))
+    } else if let Ok(c) = obj.cast::<PyComplex>() {
+        Ok(Some(Weak::Complex(c.real(), c.imag())))
     } else {
         Ok(None)
     }
@@ -53,7 +56,7 @@ pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
 pub fn required_operand(obj: &Bound<'_, PyAny>) -> PyResult<Operand> {
     operand(obj)?.ok_or_else(|| {
         PyTypeError::new_err(format!(
-            "expected an anydev array or a Python bool, int or float, got {}",
+            "expected an anydev array or a Python bool, int, float or complex, got {}",
             type_name(obj)
         ))
     })

@@ -77,7 +77,11 @@ def test_dtypes_by_kind(device):
     assert set(floats) <= {"float32", "float64"} and floats
     ints = info.dtypes(device=device, kind=("signed integer", "unsigned integer"))
     assert ints == info.dtypes(device=device, kind="integral")
-    assert info.dtypes(device=device, kind="complex floating") == {}
+    complex_ = info.dtypes(device=device, kind="complex floating")
+    assert set(complex_) <= {"complex64", "complex128"}
+    assert all(d.kind == "complex floating" for d in complex_.values())
+    numeric = info.dtypes(device=device, kind="numeric")
+    assert set(complex_) <= set(numeric) and set(floats) <= set(numeric)
     with pytest.raises(ValueError):
         info.dtypes(device=device, kind="strings")
 
@@ -88,6 +92,7 @@ def test_default_dtypes_follow_the_device(device):
     held = info.dtypes(device=device)
     expected = xp.float64 if "float64" in held else xp.float32
     assert defaults["real floating"] == expected
+    assert defaults["complex floating"] == (xp.complex128 if "complex128" in held else xp.complex64)
     assert defaults["integral"] == xp.int64 and defaults["indexing"] == xp.int64
     # Creation without a dtype uses them.
     assert xp.zeros(3, device=device).dtype == expected

@@ -52,11 +52,19 @@ def _dtype_of(type):
     return type.dtype if isinstance(type, _anydev.Array) else type
 
 
+# A complex dtype's finfo is its components' (the standard's rule).
+_COMPONENTS = {"complex64": "float32", "complex128": "float64"}
+
+
 def finfo(type, /):
     dtype = _dtype_of(type)
-    if getattr(dtype, "name", None) not in _FLOATS:
+    name = getattr(dtype, "name", None)
+    if name in _COMPONENTS:
+        dtype = getattr(_anydev, _COMPONENTS[name])
+        name = dtype.name
+    if name not in _FLOATS:
         raise TypeError(f"finfo takes a floating-point dtype or array, not {type!r}")
-    bits, mantissa, exponent = _FLOATS[dtype.name]
+    bits, mantissa, exponent = _FLOATS[name]
     bias = 2 ** (exponent - 1) - 1
     largest = (2 - 2.0**-mantissa) * 2.0**bias
     return finfo_object(bits, 2.0**-mantissa, largest, -largest, 2.0 ** (1 - bias), dtype)

@@ -15,8 +15,8 @@ _KINDS = {
     "unsigned integer": {"unsigned integer"},
     "integral": {"signed integer", "unsigned integer"},
     "real floating": {"real floating"},
-    "complex floating": set(),
-    "numeric": {"signed integer", "unsigned integer", "real floating"},
+    "complex floating": {"complex floating"},
+    "numeric": {"signed integer", "unsigned integer", "real floating", "complex floating"},
 }
 
 # float16 and bfloat16 are anydev extras, not the standard's dtypes.
@@ -51,8 +51,8 @@ class _Info:
         return tuple(_anydev._devices())
 
     def default_dtypes(self, *, device=None):
-        real, integral, indexing = _anydev._default_dtypes(_device(device))
-        return {"real floating": real, "integral": integral, "indexing": indexing}
+        real, complex_, integral, indexing = _anydev._default_dtypes(_device(device))
+        return {"real floating": real, "complex floating": complex_, "integral": integral, "indexing": indexing}
 
     def dtypes(self, *, device=None, kind=None):
         held = [d for d in _anydev._device_dtypes(_device(device)) if d.name not in _EXTRAS]

@@ -1,22 +1,76 @@
-"""The standard's ``linalg`` extension, as far as anydev's core has it:
-``cross``, ``diagonal``, ``matrix_norm`` (not the spectral norms yet),
-``matrix_power`` (non-negative powers), ``outer``, ``trace``,
-``vector_norm``, and the main namespace's ``matmul``, ``matrix_transpose``,
-``tensordot`` and ``vecdot``. Decompositions, solvers and inverses need
-core ops that do not exist yet and are absent."""
+"""The standard's ``linalg`` extension.
+
+``cholesky``, ``det``, ``eigh``, ``eigvalsh``, ``inv``, ``matrix_rank``,
+``pinv``, ``qr``, ``slogdet``, ``solve``, ``svd`` and ``svdvals`` are
+extension ops whose kernels exist for ``cpu``; on another device they raise
+an error naming the device and the kinds that have a kernel (nothing is
+moved to the host behind your back). Real floating-point input only, and
+``eig``/``eigvals`` (complex results of real input) are not there yet.
+The main namespace's ``matmul``, ``matrix_transpose``, ``tensordot`` and
+``vecdot`` are re-exported.
+"""
+
+from typing import NamedTuple
 
 from ._anydev import _linalg as _native
-from ._anydev import matmul, matrix_transpose, tensordot, vecdot
+from ._anydev import Array, matmul, matrix_transpose, tensordot, vecdot
 
+cholesky = _native.cholesky
 cross = _native.cross
+det = _native.det
 diagonal = _native.diagonal
+eigvalsh = _native.eigvalsh
+inv = _native.inv
 matrix_norm = _native.matrix_norm
 matrix_power = _native.matrix_power
+matrix_rank = _native.matrix_rank
 outer = _native.outer
+pinv = _native.pinv
+solve = _native.solve
+svdvals = _native.svdvals
 trace = _native.trace
 vector_norm = _native.vector_norm
 
+
+class EighResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class QRResult(NamedTuple):
+    Q: Array
+    R: Array
+
+
+class SlogdetResult(NamedTuple):
+    sign: Array
+    logabsdet: Array
+
+
+class SVDResult(NamedTuple):
+    U: Array
+    S: Array
+    Vh: Array
+
+
+def eigh(x, /):
+    return EighResult(*_native.eigh(x))
+
+
+def qr(x, /, *, mode="reduced"):
+    return QRResult(*_native.qr(x, mode=mode))
+
+
+def slogdet(x, /):
+    return SlogdetResult(*_native.slogdet(x))
+
+
+def svd(x, /, *, full_matrices=True):
+    return SVDResult(*_native.svd(x, full_matrices=full_matrices))
+
+
 __all__ = [
-    "cross", "diagonal", "matmul", "matrix_norm", "matrix_power", "matrix_transpose", "outer", "tensordot",
+    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
+    "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
     "trace", "vecdot", "vector_norm",
 ]

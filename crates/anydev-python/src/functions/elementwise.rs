@@ -38,9 +38,9 @@ macro_rules! elementwise {
 
 elementwise! {
     unary: [
-        abs acos acosh asin asinh atan atanh bitwise_invert ceil cos cosh exp expm1 floor isfinite isinf
-        isnan log log1p log2 log10 logical_not negative positive reciprocal round sign signbit sin sinh
-        square sqrt tan tanh trunc
+        abs acos acosh asin asinh atan atanh bitwise_invert ceil conj cos cosh exp expm1 floor imag
+        isfinite isinf isnan log log1p log2 log10 logical_not negative positive real reciprocal round
+        sign signbit sin sinh square sqrt tan tanh trunc
     ]
     binary: [
         add atan2 bitwise_and bitwise_left_shift bitwise_or bitwise_right_shift bitwise_xor copysign divide

@@ -93,9 +93,100 @@ fn matrix_power(py: Python<'_>, x: &Bound<'_, PyAny>, n: i64) -> PyResult<PyArra
     compute(py, || anydev::matrix_power(&x, n)).map(PyArray::from)
 }
 
+/// Declares the factorization-based functions that take one array and
+/// return one array or a tuple of arrays.
+macro_rules! one_input {
+    ($($name:ident => |$x:ident| $body:expr;)*) => {$(
+        #[pyfunction]
+        #[pyo3(signature = (x, /))]
+        fn $name(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+            let $x = array_arg(x)?;
+            let out = compute(py, || $body)?;
+            Ok(out.into_pyobject(py)?.into_any().unbind())
+        }
+    )*};
+}
+
+fn pair((a, b): (anydev::Array, anydev::Array)) -> (PyArray, PyArray) {
+    (a.into(), b.into())
+}
+
+one_input! {
+    inv => |x| anydev::inv(&x).map(PyArray::from);
+    det => |x| anydev::det(&x).map(PyArray::from);
+    eigvalsh => |x| anydev::eigvalsh(&x).map(PyArray::from);
+    svdvals => |x| anydev::svdvals(&x).map(PyArray::from);
+    slogdet => |x| anydev::slogdet(&x).map(pair);
+    eigh => |x| anydev::eigh(&x).map(pair);
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, upper = false))]
+fn cholesky(py: Python<'_>, x: &Bound<'_, PyAny>, upper: bool) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::cholesky(&x, upper)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x1, x2, /))]
+fn solve(py: Python<'_>, x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+    let (x1, x2) = (array_arg(x1)?, array_arg(x2)?);
+    compute(py, || anydev::solve(&x1, &x2)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, full_matrices = true))]
+fn svd(py: Python<'_>, x: &Bound<'_, PyAny>, full_matrices: bool) -> PyResult<(PyArray, PyArray, PyArray)> {
+    let x = array_arg(x)?;
+    let (u, s, vh) = compute(py, || anydev::svd(&x, full_matrices))?;
+    Ok((u.into(), s.into(), vh.into()))
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, mode = "reduced"))]
+fn qr(py: Python<'_>, x: &Bound<'_, PyAny>, mode: &str) -> PyResult<(PyArray, PyArray)> {
+    let complete = match mode {
+        "reduced" => false,
+        "complete" => true,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "qr's mode is \"reduced\" or \"complete\", not {other:?}"
+            )))
+        }
+    };
+    let x = array_arg(x)?;
+    compute(py, || anydev::qr(&x, complete)).map(pair)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, rtol = None))]
+fn pinv(py: Python<'_>, x: &Bound<'_, PyAny>, rtol: Option<f64>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::pinv(&x, rtol)).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, rtol = None))]
+fn matrix_rank(py: Python<'_>, x: &Bound<'_, PyAny>, rtol: Option<f64>) -> PyResult<PyArray> {
+    let x = array_arg(x)?;
+    compute(py, || anydev::matrix_rank(&x, rtol)).map(PyArray::from)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let linalg = PyModule::new(m.py(), "_linalg")?;
     for f in [
+        wrap_pyfunction!(cholesky, &linalg)?,
+        wrap_pyfunction!(inv, &linalg)?,
+        wrap_pyfunction!(solve, &linalg)?,
+        wrap_pyfunction!(det, &linalg)?,
+        wrap_pyfunction!(slogdet, &linalg)?,
+        wrap_pyfunction!(eigh, &linalg)?,
+        wrap_pyfunction!(eigvalsh, &linalg)?,
+        wrap_pyfunction!(svd, &linalg)?,
+        wrap_pyfunction!(svdvals, &linalg)?,
+        wrap_pyfunction!(qr, &linalg)?,
+        wrap_pyfunction!(pinv, &linalg)?,
+        wrap_pyfunction!(matrix_rank, &linalg)?,
         wrap_pyfunction!(diagonal, &linalg)?,
         wrap_pyfunction!(trace, &linalg)?,
         wrap_pyfunction!(outer, &linalg)?,

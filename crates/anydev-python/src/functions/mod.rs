@@ -2,6 +2,7 @@
 //! module per family. Functions the core lacks are absent, not stubs.
 
 mod elementwise;
+mod fft;
 mod linalg;
 mod linalg_ext;
 mod manipulation;
@@ -20,6 +21,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     search::register(m)?;
     sets::register(m)?;
     linalg_ext::register(m)?;
+    fft::register(m)?;
     Ok(())
 }
 
