@@ -5,7 +5,8 @@
 //! The special values (infinite or NaN components) follow C99 Annex G as
 //! FreeBSD's msun implements it (what NumPy returns); multiplication,
 //! division (Smith's algorithm), reciprocal, square, sign and `log1p`,
-//! `expm1` are NumPy's formulas. Overflow is avoided where the result is
+//! `expm1` are NumPy's formulas. NaNs are produced explicitly, never as
+//! `y - y` or `0 / 0`: shader compilers fold those to 0. Overflow is avoided where the result is
 //! finite: `abs` through `hypot`, `exp`/`sinh`/`cosh` for large real
 //! parts through `e^(x/2)` twice, `sqrt` and `log` by rescaling, and
 //! `log` of `|z|` near 1 through `log1p` of `x^2 + y^2 - 1` in
@@ -24,19 +25,26 @@ pub const LIBRARY: &str = r#"
 fn c64_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
-// Smith's algorithm, scaled by the larger component of b, as NumPy divides.
+// x / +0 without dividing (compilers fold 0 / y to 0).
+fn c64_by_zero(v: f32) -> f32 { return select(copysign_f32(inf_f32(), v), nan_f32(), iszero_f32(v) || isnan_f32(v)); }
+// Smith's algorithm, as NumPy divides: the ratio of b's components, the
+// larger one dividing. a is scaled down when large, so that the sums
+// before the division cannot overflow unless the quotient does.
 fn c64_div(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   let br = abs(b.x);
   let bi = abs(b.y);
+  let big = max(abs(a.x), abs(a.y)) > 1.0e38f;
+  let n = select(a, a * 0.25f, big);
+  let k = select(1.0f, 4.0f, big);
   if (br >= bi) {
-    if (iszero_f32(br) && iszero_f32(bi)) { return vec2<f32>(a.x / br, a.y / br); }
+    if (iszero_f32(br) && iszero_f32(bi)) { return vec2<f32>(c64_by_zero(a.x), c64_by_zero(a.y)); }
     let rat = b.y / b.x;
-    let scl = 1.0f / (b.x + b.y * rat);
-    return vec2<f32>((a.x + a.y * rat) * scl, (a.y - a.x * rat) * scl);
+    let d = b.x + b.y * rat;
+    return vec2<f32>(((n.x + n.y * rat) / d) * k, ((n.y - n.x * rat) / d) * k);
   }
   let rat = b.x / b.y;
-  let scl = 1.0f / (b.y + b.x * rat);
-  return vec2<f32>((a.x * rat + a.y) * scl, (a.y * rat - a.x) * scl);
+  let d = b.y + b.x * rat;
+  return vec2<f32>(((n.x * rat + n.y) / d) * k, ((n.y * rat - n.x) / d) * k);
 }
 fn c64_nan() -> vec2<f32> { return vec2<f32>(nan_f32(), nan_f32()); }
 fn c64_abs(a: vec2<f32>) -> f32 { return hypot_f32(a.x, a.y); }
@@ -50,6 +58,11 @@ fn c64_round(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(round_f32(a.x), round
 fn c64_sign(a: vec2<f32>) -> vec2<f32> {
   let h = hypot_f32(a.x, a.y);
   if (isnan_f32(h)) { return c64_nan(); }
+  if (isinf_f32(h) && c64_isfinite(a)) {
+    // |z| overflows but z does not: rescaled.
+    let s = a * 0.25f;
+    return s / hypot_f32(s.x, s.y);
+  }
   if (isinf_f32(h)) {
     if (isinf_f32(a.x)) {
       if (isinf_f32(a.y)) { return c64_nan(); }
@@ -67,7 +80,7 @@ fn c64_sqrt(z: vec2<f32>) -> vec2<f32> {
   if (isinf_f32(y)) { return vec2<f32>(inf_f32(), y); }
   if (isnan_f32(x)) { return vec2<f32>(x, nan_f32()); }
   if (isinf_f32(x)) {
-    if (signbit_f32(x)) { return vec2<f32>(abs(y - y), copysign_f32(inf_f32(), y)); }
+    if (signbit_f32(x)) { return vec2<f32>(select(0.0f, nan_f32(), isnan_f32(y)), copysign_f32(inf_f32(), y)); }
     return vec2<f32>(x, select(copysign_f32(0.0f, y), y, isnan_f32(y)));
   }
   if (isnan_f32(y)) { return c64_nan(); }
@@ -156,11 +169,11 @@ fn c64_sinh(z: vec2<f32>) -> vec2<f32> {
     }
     return vec2<f32>(sinh_f32(x) * c, cosh_f32(x) * s);
   }
-  if (iszero_f32(x)) { return vec2<f32>(x, y - y); }
+  if (iszero_f32(x)) { return vec2<f32>(x, nan_f32()); }
   if (iszero_f32(y)) { return vec2<f32>(x, y); }
   if (isinf_f32(x)) {
     if (isfinite_f32(y)) { return vec2<f32>(x * cos_f32(y), inf_f32() * sin_f32(y)); }
-    return vec2<f32>(x * x, x * (y - y));
+    return vec2<f32>(inf_f32(), nan_f32());
   }
   return c64_nan();
 }
@@ -177,11 +190,11 @@ fn c64_cosh(z: vec2<f32>) -> vec2<f32> {
     }
     return vec2<f32>(cosh_f32(x) * c, sinh_f32(x) * s);
   }
-  if (iszero_f32(x)) { return vec2<f32>(y - y, x); }
+  if (iszero_f32(x)) { return vec2<f32>(nan_f32(), x); }
   if (iszero_f32(y)) { return vec2<f32>(x * x, copysign_f32(0.0f, x) * y); }
   if (isinf_f32(x)) {
     if (isfinite_f32(y)) { return vec2<f32>(inf_f32() * cos_f32(y), x * sin_f32(y)); }
-    return vec2<f32>(x * x, x * (y - y));
+    return vec2<f32>(inf_f32(), nan_f32());
   }
   return c64_nan();
 }
