@@ -535,6 +535,7 @@ fn binary_ops_with_broadcast_and_scalar_operands() {
     eprintln!("c64 binary, worst normwise error in ulp (2^-23): {}", report.join(", "));
     for &op in BinaryOp::ALL {
         let generated = BINARY.iter().any(|&(b, _)| b == op);
+        let generated = generated || op == BinaryOp::Pow;
         assert_eq!(g.backend.supports(0, OpCode::Binary(op), C64), generated, "{op}");
     }
 }
@@ -938,4 +939,104 @@ fn unordered_and_ungenerated_ops_are_refused() {
         })
         .expect_err("sorting c64 ran");
     eprintln!("sort on c64: {e}");
+}
+
+/// `pow`, NumPy's: integer exponents by repeated squaring, others as
+/// exp(b log a); the error of the latter grows with |b log a|, as the
+/// exponent's rounding error becomes the result's relative error.
+#[test]
+fn pow_matches_f64_references() {
+    let g = c64_or_skip!();
+    let mut rng = Rng(13);
+    let mut bases = values(&mut rng, 24, -1.0, 1.0);
+    bases.extend([c(-2.0, 0.0), c(0.0, 1.0), c(1.0, 0.0)]);
+    let exps: Vec<C> = [
+        c(0.0, 0.0),
+        c(1.0, 0.0),
+        c(2.0, 0.0),
+        c(3.0, 0.0),
+        c(7.0, 0.0),
+        c(-1.0, 0.0),
+        c(-4.0, 0.0),
+        c(0.5, 0.0),
+        c(-1.5, 0.0),
+        c(0.0, 1.0),
+        c(1.25, -0.75),
+        c(2.5, 2.0),
+    ]
+    .to_vec();
+    let (na, nb) = (bases.len(), exps.len());
+    let shape = [na, nb];
+    // a broadcast along the columns, b along the rows.
+    let av = View {
+        shape: shape.to_vec(),
+        strides: vec![1, 0],
+        offset: 0,
+        len: na,
+    };
+    let bv = View {
+        shape: shape.to_vec(),
+        strides: vec![0, 1],
+        offset: 0,
+        len: nb,
+    };
+    let ov = View::reversed(&shape);
+    let (ab, bb) = (g.upload(&encode_c(&bases)), g.upload(&encode_c(&exps)));
+    let out = g.alloc(ov.len * 8);
+    g.run(&Op::Binary {
+        op: BinaryOp::Pow,
+        lhs: Operand::Tensor(av.tensor(&ab, C64)),
+        rhs: Operand::Tensor(bv.tensor(&bb, C64)),
+        out: ov.tensor(&out, C64),
+    })
+    .unwrap();
+    let got = ov.gather(&decode_c(&g.download(&out)));
+    let mut worst = 0f64;
+    for (i, &a) in bases.iter().enumerate() {
+        for (j, &b) in exps.iter().enumerate() {
+            let integer = b.im == 0.0 && b.re.fract() == 0.0;
+            let want = if b == c(0.0, 0.0) {
+                c(1.0, 0.0)
+            } else if a == c(0.0, 0.0) {
+                if b.re > 0.0 && b.im == 0.0 {
+                    c(0.0, 0.0)
+                } else {
+                    c(NAN, NAN)
+                }
+            } else if integer {
+                a.powi(b.re as i32)
+            } else {
+                a.powc(b)
+            };
+            let n = if integer { b.re.abs() } else { 1.0 };
+            let bound = if integer {
+                // One rounding per multiplication (and the reciprocal).
+                2.0 * n + 2.0
+            } else {
+                4.0 + 4.0 * (b * a.ln()).norm()
+            };
+            let e = err_ulps(got[i * nb + j], want);
+            assert!(
+                e <= bound,
+                "pow({a}, {b}): got {} want {want} ({e:.2} > {bound:.1} ulp)",
+                got[i * nb + j]
+            );
+            worst = worst.max(e);
+        }
+    }
+    eprintln!("c64 pow, worst normwise error in ulp (2^-23): {worst:.2}");
+    // 0 to a non-real or non-positive power is NaN, as NumPy.
+    let z = g.upload(&encode_c(&[c(0.0, 0.0)]));
+    let e = g.upload(&encode_c(&[c(-1.0, 0.0)]));
+    let out = g.alloc(8);
+    let (sh, st) = ([1usize], [1isize]);
+    g.run(&Op::Binary {
+        op: BinaryOp::Pow,
+        lhs: Operand::Tensor(tensor(&z, C64, &sh, &st, 0)),
+        rhs: Operand::Tensor(tensor(&e, C64, &sh, &st, 0)),
+        out: tensor(&out, C64, &sh, &st, 0),
+    })
+    .unwrap();
+    let r = decode_c(&g.download(&out))[0];
+    assert!(r.re.is_nan() && r.im.is_nan(), "0 ** -1: {r}");
 }

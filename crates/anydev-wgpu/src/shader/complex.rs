@@ -4,8 +4,8 @@
 //!
 //! The special values (infinite or NaN components) follow C99 Annex G as
 //! FreeBSD's msun implements it (what NumPy returns); multiplication,
-//! division (Smith's algorithm), reciprocal, square, sign and `log1p`,
-//! `expm1` are NumPy's formulas. NaNs are produced explicitly, never as
+//! division (Smith's algorithm), reciprocal, square, sign, `pow`, `log1p`
+//! and `expm1` are NumPy's formulas. NaNs are produced explicitly, never as
 //! `y - y` or `0 / 0`: shader compilers fold those to 0. Overflow is avoided where the result is
 //! finite: `abs` through `hypot`, `exp`/`sinh`/`cosh` for large real
 //! parts through `e^(x/2)` twice, `sqrt` and `log` by rescaling, and
@@ -220,6 +220,34 @@ fn c64_tanh(z: vec2<f32>) -> vec2<f32> {
   let d = 1.0f + beta * s * s;
   return vec2<f32>((beta * rho * s) / d, t / d);
 }
+// NumPy's: a^0 = 1; 0^b is 0 for real b > 0 and NaN otherwise; integer
+// real exponents below 100 in magnitude by repeated squaring (negative
+// ones through the reciprocal); else exp(b log a).
+fn c64_pow(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  if (iszero_f32(b.x) && iszero_f32(b.y)) { return vec2<f32>(1.0f, 0.0f); }
+  if (iszero_f32(a.x) && iszero_f32(a.y)) {
+    if (b.x > 0.0f && iszero_f32(b.y)) { return vec2<f32>(0.0f, 0.0f); }
+    return c64_nan();
+  }
+  if (iszero_f32(b.y) && trunc(b.x) == b.x && abs(b.x) < 100.0f) {
+    var n = u32(abs(b.x));
+    var p = a;
+    var r = vec2<f32>(1.0f, 0.0f);
+    var first = true;
+    loop {
+      if ((n & 1u) != 0u) {
+        r = select(c64_mul(r, p), p, first);
+        first = false;
+      }
+      n = n >> 1u;
+      if (n == 0u) { break; }
+      p = c64_mul(p, p);
+    }
+    if (b.x < 0.0f) { return c64_div(vec2<f32>(1.0f, 0.0f), r); }
+    return r;
+  }
+  return c64_exp(c64_mul(b, c64_log(a)));
+}
 // sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz).
 fn c64_sin(z: vec2<f32>) -> vec2<f32> {
   let w = c64_sinh(vec2<f32>(-z.y, z.x));
@@ -287,6 +315,7 @@ pub fn binary(op: BinaryOp, r: &Repr) -> Option<Expr> {
         Subtract => v("(a - b)"),
         Multiply => v("c64_mul(a, b)"),
         Divide => v("c64_div(a, b)"),
+        Pow => v("c64_pow(a, b)"),
         Equal => Some(Expr::Bool("all(a == b)".into())),
         NotEqual => Some(Expr::Bool("!all(a == b)".into())),
         _ => None,
