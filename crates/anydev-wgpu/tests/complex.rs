@@ -188,13 +188,19 @@ fn unary_ref(op: UnaryOp, z: C) -> C {
         Sinh => z.sinh(),
         Cosh => z.cosh(),
         Tanh => z.tanh(),
+        Asin => z.asin(),
+        Acos => z.acos(),
+        Atan => z.atan(),
+        Asinh => z.asinh(),
+        Acosh => z.acosh(),
+        Atanh => z.atanh(),
         _ => unreachable!("{op} is not generated for c64"),
     }
 }
 
 /// The ops generated for c64, with the normwise bound (units of 2^-23)
 /// each is tested to; 0 is exact.
-const UNARY: [(UnaryOp, f64); 25] = [
+const UNARY: [(UnaryOp, f64); 31] = [
     (UnaryOp::Abs, 1.0),
     (UnaryOp::Real, 0.0),
     (UnaryOp::Imag, 0.0),
@@ -220,6 +226,12 @@ const UNARY: [(UnaryOp, f64); 25] = [
     (UnaryOp::Sinh, 2.0),
     (UnaryOp::Cosh, 2.0),
     (UnaryOp::Tanh, 4.0),
+    (UnaryOp::Asin, 3.0),
+    (UnaryOp::Acos, 3.0),
+    (UnaryOp::Atan, 3.0),
+    (UnaryOp::Asinh, 3.0),
+    (UnaryOp::Acosh, 3.0),
+    (UnaryOp::Atanh, 3.0),
 ];
 
 /// Inputs of a unary op: moderate values for all, the whole exponent
@@ -236,7 +248,10 @@ fn unary_inputs(op: UnaryOp, rng: &mut Rng) -> Vec<C> {
         }
         _ => {}
     }
-    if matches!(op, Log | Log1p | Log2 | Log10 | Expm1 | Sqrt) {
+    if matches!(
+        op,
+        Log | Log1p | Log2 | Log10 | Expm1 | Sqrt | Asin | Acos | Atan | Asinh | Acosh | Atanh
+    ) {
         x.extend(near_one(rng, 64));
     }
     if matches!(op, Exp | Sinh | Cosh) {
@@ -270,6 +285,11 @@ fn unary_inputs(op: UnaryOp, rng: &mut Rng) -> Vec<C> {
         ]
         .map(round),
     );
+    if matches!(op, Asin | Acos | Atan | Asinh | Acosh | Atanh) {
+        // On a branch cut the side is the sign of a zero component, which
+        // the f64 reference does not follow (the special cases check it).
+        x.retain(|z| z.re != 0.0 && z.im != 0.0);
+    }
     x.retain(|z| {
         let w = unary_ref(op, *z);
         // Overflow to infinity is checked as such; results below f32's
@@ -413,6 +433,45 @@ fn special_values_follow_annex_g() {
         (Reciprocal, c(0.0, 0.0), c(INF, NAN)), (Reciprocal, c(INF, 1.0), c(0.0, 0.0)),
         (Expm1, c(INF, 0.0), c(INF, 0.0)), (Expm1, c(-INF, 1.0), c(-1.0, 0.0)),
         (Log1p, c(-1.0, 0.0), c(-INF, 0.0)), (Log1p, c(INF, NAN), c(INF, NAN)),
+        (Asinh, c(0.0, 0.0), c(0.0, 0.0)), (Asinh, c(1.0, INF), c(INF, pi / 2.0)),
+        (Asinh, c(1.0, NAN), c(NAN, NAN)), (Asinh, c(INF, 1.0), c(INF, 0.0)),
+        (Asinh, c(INF, INF), c(INF, pi / 4.0)), (Asinh, c(INF, NAN), c(INF, NAN)),
+        (Asinh, c(NAN, 0.0), c(NAN, 0.0)), (Asinh, c(NAN, 1.0), c(NAN, NAN)),
+        (Acos, c(0.0, 0.0), c(pi / 2.0, 0.0)), (Acos, c(0.0, NAN), c(pi / 2.0, NAN)),
+        (Acos, c(1.0, INF), c(pi / 2.0, -INF)), (Acos, c(1.0, NAN), c(NAN, NAN)),
+        (Acos, c(-INF, 1.0), c(pi, -INF)), (Acos, c(INF, 1.0), c(0.0, -INF)),
+        (Acos, c(-INF, INF), c(0.75 * pi, -INF)), (Acos, c(INF, INF), c(pi / 4.0, -INF)),
+        (Acos, c(NAN, 1.0), c(NAN, NAN)), (Acos, c(NAN, INF), c(NAN, -INF)),
+        (Acos, c(NAN, NAN), c(NAN, NAN)),
+        (Acosh, c(0.0, 0.0), c(0.0, pi / 2.0)), (Acosh, c(1.0, INF), c(INF, pi / 2.0)),
+        (Acosh, c(-INF, 1.0), c(INF, pi)), (Acosh, c(INF, 1.0), c(INF, 0.0)),
+        (Acosh, c(-INF, INF), c(INF, 0.75 * pi)), (Acosh, c(INF, INF), c(INF, pi / 4.0)),
+        (Acosh, c(NAN, INF), c(INF, NAN)), (Acosh, c(NAN, 1.0), c(NAN, NAN)),
+        (Acosh, c(0.0, NAN), c(NAN, pi / 2.0)),
+        (Atanh, c(0.0, 0.0), c(0.0, 0.0)), (Atanh, c(0.0, NAN), c(0.0, NAN)),
+        (Atanh, c(1.0, 0.0), c(INF, 0.0)), (Atanh, c(1.0, INF), c(0.0, pi / 2.0)),
+        (Atanh, c(1.0, NAN), c(NAN, NAN)), (Atanh, c(INF, 1.0), c(0.0, pi / 2.0)),
+        (Atanh, c(INF, INF), c(0.0, pi / 2.0)), (Atanh, c(INF, NAN), c(0.0, NAN)),
+        (Atanh, c(NAN, 1.0), c(NAN, NAN)), (Atanh, c(NAN, INF), c(0.0, pi / 2.0)),
+        (Atanh, c(NAN, NAN), c(NAN, NAN)),
+        (Atan, c(0.0, 1.0), c(0.0, INF)), (Atan, c(INF, 1.0), c(pi / 2.0, 0.0)),
+        // The side of a branch cut is the sign of the zero component.
+        (Asin, c(2.0, 0.0), c(pi / 2.0, (2.0 + 3f64.sqrt()).ln())),
+        (Asin, c(2.0, -0.0), c(pi / 2.0, -(2.0 + 3f64.sqrt()).ln())),
+        (Acos, c(2.0, 0.0), c(0.0, -(2.0 + 3f64.sqrt()).ln())),
+        (Acos, c(2.0, -0.0), c(0.0, (2.0 + 3f64.sqrt()).ln())),
+        (Atanh, c(2.0, 0.0), c(3f64.ln() / 2.0, pi / 2.0)),
+        (Atanh, c(2.0, -0.0), c(3f64.ln() / 2.0, -pi / 2.0)),
+        (Acosh, c(-2.0, 0.0), c((2.0 + 3f64.sqrt()).ln(), pi)),
+        (Acosh, c(-2.0, -0.0), c((2.0 + 3f64.sqrt()).ln(), -pi)),
+        // Far from 0, where the functions switch to their asymptotic forms.
+        (Asinh, c(1e20, 1e20), c((2e20 * 2f64.sqrt()).ln(), pi / 4.0)),
+        (Asinh, c(-1e20, 1e20), c(-(2e20 * 2f64.sqrt()).ln(), pi / 4.0)),
+        (Asin, c(0.0, 1e10), c(0.0, 2e10f64.ln())),
+        (Acos, c(1e20, 0.0), c(0.0, -2e20f64.ln())),
+        (Acosh, c(-1e10, 0.0), c(2e10f64.ln(), pi)),
+        (Atanh, c(1e20, 1e20), c(5e-21, pi / 2.0)),
+        (Atan, c(1e20, -1e20), c(pi / 2.0, -5e-21)),
     ];
     let mut failures = Vec::new();
     for (op, z, want) in cases {

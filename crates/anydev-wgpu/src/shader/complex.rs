@@ -5,12 +5,16 @@
 //! The special values (infinite or NaN components) follow C99 Annex G as
 //! FreeBSD's msun implements it (what NumPy returns); multiplication,
 //! division (Smith's algorithm), reciprocal, square, sign, `pow`, `log1p`
-//! and `expm1` are NumPy's formulas. NaNs are produced explicitly, never as
-//! `y - y` or `0 / 0`: shader compilers fold those to 0. Overflow is avoided where the result is
-//! finite: `abs` through `hypot`, `exp`/`sinh`/`cosh` for large real
-//! parts through `e^(x/2)` twice, `sqrt` and `log` by rescaling, and
-//! `log` of `|z|` near 1 through `log1p` of `x^2 + y^2 - 1` in
-//! double-float.
+//! and `expm1` are NumPy's formulas, the inverse functions Kahan's. NaNs
+//! are produced explicitly, never as `y - y` or `0 / 0`: shader compilers
+//! fold those to 0.
+//!
+//! Overflow is avoided where the result is finite: `abs` through `hypot`,
+//! `exp`/`sinh`/`cosh` for large real parts through `e^(x/2)` twice,
+//! `sqrt`, `sign`, `log` and division by rescaling, the inverse functions
+//! by their asymptotic forms far from 0. Cancellation is avoided where it
+//! costs accuracy: `ln |z|` near the unit circle is `log1p(x^2 + y^2 - 1)`
+//! in double-float, likewise `log1p` and `atanh`.
 //!
 //! Only c64 is generated: c128 would need f64 transcendentals, which WGSL
 //! does not have, so devices do not declare it (see [`super::dtype`]).
@@ -248,6 +252,94 @@ fn c64_pow(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   }
   return c64_exp(c64_mul(b, c64_log(a)));
 }
+// Kahan's asin for finite |z| <= 1e4: with u = sqrt(1 - z), v = sqrt(1 + z),
+// asin z = atan(x / Re(u v)) + i asinh(Im(conj(u) v)).
+fn c64_asin_kahan(z: vec2<f32>) -> vec2<f32> {
+  let u = c64_sqrt(vec2<f32>(1.0f - z.x, -z.y));
+  let v = c64_sqrt(vec2<f32>(1.0f + z.x, z.y));
+  return vec2<f32>(atan2_f32(z.x, u.x * v.x - u.y * v.y), asinh_f32(u.x * v.y - u.y * v.x));
+}
+fn c64_asinh(z: vec2<f32>) -> vec2<f32> {
+  let x = z.x;
+  let y = z.y;
+  if (isinf_f32(x) || isinf_f32(y)) { return vec2<f32>(copysign_f32(inf_f32(), x), atan2_f32(y, abs(x))); }
+  if (isnan_f32(x) || isnan_f32(y)) { return vec2<f32>(nan_f32(), select(nan_f32(), y, iszero_f32(y))); }
+  if (max(abs(x), abs(y)) > 1.0e4f) {
+    // ln(2z) for Re z >= 0 (asinh is odd): the rest is below 1 / (4 |z|^2).
+    let w = c64_log(vec2<f32>(abs(x), y));
+    return vec2<f32>(copysign_f32(w.x + 6.931472e-01f, x), w.y);
+  }
+  // asinh z = -i asin(iz).
+  let w = c64_asin_kahan(vec2<f32>(-y, x));
+  return vec2<f32>(w.y, -w.x);
+}
+// asin z = -i asinh(iz).
+fn c64_asin(z: vec2<f32>) -> vec2<f32> {
+  let w = c64_asinh(vec2<f32>(-z.y, z.x));
+  return vec2<f32>(w.y, -w.x);
+}
+fn c64_acos(z: vec2<f32>) -> vec2<f32> {
+  let x = z.x;
+  let y = z.y;
+  if (isinf_f32(x) || isinf_f32(y)) { return vec2<f32>(atan2_f32(abs(y), x), -copysign_f32(inf_f32(), y)); }
+  if (isnan_f32(x) || isnan_f32(y)) {
+    if (iszero_f32(x)) { return vec2<f32>(1.5707964f, nan_f32()); }
+    return c64_nan();
+  }
+  if (max(abs(x), abs(y)) > 1.0e4f) {
+    // pi/2 - asin z: no cancellation that matters next to |acos z| > 9.
+    let w = c64_asin(z);
+    return vec2<f32>((1.5707964f - w.x) + -4.371139e-08f, -w.y);
+  }
+  // Kahan: 2 atan(Re sqrt(1 - z) / Re sqrt(1 + z)) + i asinh(Im(conj(sqrt(1 + z)) sqrt(1 - z))).
+  let u = c64_sqrt(vec2<f32>(1.0f - x, -y));
+  let v = c64_sqrt(vec2<f32>(1.0f + x, y));
+  return vec2<f32>(2.0f * atan2_f32(u.x, v.x), asinh_f32(v.x * u.y - v.y * u.x));
+}
+// acosh z = +-i acos z, the sign making the real part non-negative.
+fn c64_acosh(z: vec2<f32>) -> vec2<f32> {
+  let w = c64_acos(z);
+  if (isnan_f32(w.y)) { return vec2<f32>(abs(w.y), w.x); }
+  if (signbit_f32(w.y)) { return vec2<f32>(-w.y, w.x); }
+  return vec2<f32>(w.y, -w.x);
+}
+// Kahan: atanh z = log1p(4|x| / ((1 - |x|)^2 + y^2)) / 4 (sign of x)
+// + i atan2(2y, 1 - x^2 - y^2) / 2, the latter's sum in double-float.
+fn c64_atanh(z: vec2<f32>) -> vec2<f32> {
+  let x = z.x;
+  let y = z.y;
+  let pio2 = 1.5707964f;
+  if (isinf_f32(x) || isinf_f32(y)) {
+    return vec2<f32>(copysign_f32(0.0f, x), select(copysign_f32(pio2, y), nan_f32(), isnan_f32(y)));
+  }
+  if (isnan_f32(x) || isnan_f32(y)) {
+    if (iszero_f32(x)) { return vec2<f32>(x, nan_f32()); }
+    return c64_nan();
+  }
+  let ax = abs(x);
+  if (max(ax, abs(y)) > 1.0e18f) {
+    // 1/z + i pi/2 (sign of y): the rest is below 1 / (3 |z|^3).
+    return vec2<f32>(c64_div(vec2<f32>(1.0f, 0.0f), z).x, copysign_f32(pio2, y));
+  }
+  let t = 1.0f - ax;
+  let den = t * t + y * y;
+  var re: f32;
+  if (den < 1.0e-30f) {
+    // |z - 1| tiny: ln(4 / den) / 4 = (ln 2 - ln |1 - z|) / 2, no overflow.
+    re = 0.5f * (6.931472e-01f - log_f32(hypot_f32(t, y)));
+  } else {
+    re = 0.25f * log1p_f32(4.0f * ax / den);
+  }
+  let p = df_prod(ax, ax);
+  let q = df_prod(y, y);
+  let s = df_add(df_add(vec2<f32>(1.0f, 0.0f), vec2<f32>(-p.x, -p.y)), vec2<f32>(-q.x, -q.y));
+  return vec2<f32>(copysign_f32(re, x), 0.5f * atan2_f32(2.0f * y, s.x + s.y));
+}
+// atan z = -i atanh(iz).
+fn c64_atan(z: vec2<f32>) -> vec2<f32> {
+  let w = c64_atanh(vec2<f32>(-z.y, z.x));
+  return vec2<f32>(w.y, -w.x);
+}
 // sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz).
 fn c64_sin(z: vec2<f32>) -> vec2<f32> {
   let w = c64_sinh(vec2<f32>(-z.y, z.x));
@@ -295,11 +387,14 @@ pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
         Sinh => v("c64_sinh(a)"),
         Cosh => v("c64_cosh(a)"),
         Tanh => v("c64_tanh(a)"),
-        // No order (floor, ceil, trunc, signbit), no bits, and the inverse
-        // trigonometric and hyperbolic functions are not generated.
-        Floor | Ceil | Trunc | SignBit | BitwiseInvert | LogicalNot | Asin | Acos | Atan | Asinh | Acosh | Atanh => {
-            None
-        }
+        Asin => v("c64_asin(a)"),
+        Acos => v("c64_acos(a)"),
+        Atan => v("c64_atan(a)"),
+        Asinh => v("c64_asinh(a)"),
+        Acosh => v("c64_acosh(a)"),
+        Atanh => v("c64_atanh(a)"),
+        // No order (floor, ceil, trunc, signbit) and no bits.
+        Floor | Ceil | Trunc | SignBit | BitwiseInvert | LogicalNot => None,
     }
 }
 
