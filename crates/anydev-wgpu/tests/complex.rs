@@ -998,6 +998,17 @@ fn unordered_and_ungenerated_ops_are_refused() {
         })
         .expect_err("sorting c64 ran");
     eprintln!("sort on c64: {e}");
+    // c128 is neither held nor a cast target: refused, not run.
+    let f = g.upload(&encode(DType::F32, &[1.0, 2.0]));
+    let wide = g.alloc(32);
+    let e = g
+        .run(&Op::Cast {
+            x: tensor(&f, DType::F32, &shape, &strides, 0),
+            out: tensor(&wide, DType::C128, &shape, &strides, 0),
+        })
+        .expect_err("a cast to c128 ran");
+    eprintln!("cast to c128: {e}");
+    assert!(!g.holds(DType::C128));
 }
 
 /// `pow`, NumPy's: integer exponents by repeated squaring, others as
