@@ -18,6 +18,10 @@
 //! computing in f32); i64 and u64 with `SHADER_INT64`; f64 with
 //! `SHADER_F64` and `SHADER_INT64`. WGSL has no f64 transcendental
 //! functions, so exp, log, sin, pow, ... are unsupported for f64.
+//! c64 everywhere, as `vec2<f32>` (arithmetic, pow, exp/log, the
+//! trigonometric and hyperbolic functions and their inverses, sqrt, abs,
+//! sign, casts, reductions, scans, matmul); c128 nowhere, as it would need
+//! f64 transcendentals.
 
 pub mod adapter;
 mod device;

@@ -525,7 +525,11 @@ fn casts_truncate_saturate_wrap_and_map_nan_to_zero() {
         1.0 / 3.0,
     ];
     let int_values: [i128; 9] = [0, 1, -1, 127, -128, 255, 40000, -70000, 1 << 40];
-    let dtypes: Vec<DType> = DType::ALL.into_iter().filter(|&d| g.holds(d)).collect();
+    // Complex casts are checked in complex.rs.
+    let dtypes: Vec<DType> = DType::ALL
+        .into_iter()
+        .filter(|&d| g.holds(d) && !d.is_complex())
+        .collect();
     for &src in &dtypes {
         for &dst in &dtypes {
             let shape = [if src.is_float() {

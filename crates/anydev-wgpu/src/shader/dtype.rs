@@ -27,8 +27,10 @@ impl ShaderFeatures {
         match dtype {
             DType::I64 | DType::U64 => self.int64,
             DType::F64 => self.f64 && self.int64,
-            // Complex kernels are not generated yet.
-            DType::C64 | DType::C128 => false,
+            // c64 computes in f32; c128 would need f64 transcendentals,
+            // which WGSL lacks, so its kernels are not generated.
+            DType::C64 => true,
+            DType::C128 => false,
             _ => true,
         }
     }
@@ -104,6 +106,10 @@ impl Repr {
 
     /// A WGSL literal of `value` in the compute type.
     pub fn lit(&self, value: i64) -> String {
+        if self.dtype.is_complex() {
+            let c = Repr::of(self.dtype.real_dtype()).compute;
+            return format!("{}({c}({value}), {c}(0))", self.compute);
+        }
         format!("{}({value})", self.compute)
     }
 
@@ -153,7 +159,18 @@ impl Repr {
             DType::U64 => wide,
             DType::I64 => format!("bitcast<i64>({wide})"),
             DType::F64 => format!("bitcast<f64>({wide})"),
+            // Real part in the low word, imaginary part in the high word.
+            DType::C64 => format!("vec2<f32>(bitcast<f32>({lo}), bitcast<f32>({hi}))"),
             _ => format!("({})", self.decode.replace("$b", &format!("({lo} & {}u)", self.mask()))),
+        }
+    }
+
+    /// WGSL multiplying the compute values `a` and `b`.
+    pub fn mul(&self, a: &str, b: &str) -> String {
+        if self.dtype == DType::C64 {
+            format!("c64_mul({a}, {b})")
+        } else {
+            format!("{a} * {b}")
         }
     }
 

@@ -43,6 +43,9 @@ fn has_transcendentals(r: &Repr) -> bool {
 pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
     use UnaryOp::*;
     let t = r.compute;
+    if r.dtype.is_complex() {
+        return super::complex::unary(op, r);
+    }
     if r.is_float() {
         // Some GPUs' transcendentals lose NaNs; pass them through explicitly.
         let transcendental = |f: &str| {
@@ -112,6 +115,9 @@ pub fn binary(op: BinaryOp, r: &Repr) -> Option<Expr> {
     use BinaryOp::*;
     let t = r.compute;
     let bits = r.bits();
+    if r.dtype.is_complex() {
+        return super::complex::binary(op, r);
+    }
     match op {
         Equal => return boolean("a == b"),
         // `!=` may compile to an ordered comparison; NaN != x must be true.
@@ -176,7 +182,9 @@ pub fn binary(op: BinaryOp, r: &Repr) -> Option<Expr> {
 
 /// WGSL bool: whether the compute value `v` of dtype `r` is non-zero.
 pub fn nonzero(r: &Repr, v: &str) -> String {
-    if r.is_float() {
+    if r.dtype.is_complex() {
+        super::complex::nonzero(r, v)
+    } else if r.is_float() {
         format!("(cast_bool_{}({v}) != 0u)", r.compute)
     } else {
         format!("({v} != {}(0))", r.compute)
@@ -219,6 +227,9 @@ fn int_limits(dst: DType, ct: &str) -> (String, String) {
 /// bool is `!= 0`. Packed destinations are narrowed by their store.
 pub fn cast(src: &Repr, dst: &Repr, v: &str) -> String {
     let (s, d) = (src.compute, dst.compute);
+    if src.dtype.is_complex() || dst.dtype.is_complex() {
+        return super::complex::cast(src, dst, v);
+    }
     if dst.is_bool() {
         return format!("select(0u, 1u, {})", nonzero(src, v));
     }

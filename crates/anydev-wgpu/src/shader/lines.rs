@@ -23,8 +23,8 @@ fn prologue(x: &Repr, out: &Repr) -> String {
 /// not start the line continues from the sum the previous one wrote.
 pub fn scan(op: ScanOp, x: &Repr) -> String {
     let (init, fold) = match op {
-        ScanOp::CumulativeSum => (x.lit(0), "acc + v"),
-        ScanOp::CumulativeProd => (x.lit(1), "acc * v"),
+        ScanOp::CumulativeSum => (x.lit(0), "acc + v".to_owned()),
+        ScanOp::CumulativeProd => (x.lit(1), x.mul("acc", "v")),
     };
     let mut text = prologue(x, x);
     text.push_str(&entry());

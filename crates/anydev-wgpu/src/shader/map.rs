@@ -33,7 +33,19 @@ pub struct MapSpec {
 
 /// Helpers for every compute type in `types`, plus the packed-float stores.
 pub fn helpers_for<'a>(types: impl IntoIterator<Item = &'a str>) -> String {
-    let set: BTreeSet<&str> = types.into_iter().collect();
+    // Complex kernels compute with their component type's helpers.
+    let mut complex = false;
+    let set: BTreeSet<&str> = types
+        .into_iter()
+        .map(|t| match t {
+            "vec2<f32>" => {
+                complex = true;
+                "f32"
+            }
+            "vec2<f64>" => "f64",
+            t => t,
+        })
+        .collect();
     let mut text = String::from(super::dtype::PACKED_FLOAT_HELPERS);
     // Float helpers test bits through the same-width unsigned integer.
     for t in &set {
@@ -41,6 +53,9 @@ pub fn helpers_for<'a>(types: impl IntoIterator<Item = &'a str>) -> String {
     }
     if set.contains("f32") {
         text.push_str(super::math_trig::LIBRARY);
+    }
+    if complex {
+        text.push_str(super::complex::LIBRARY);
     }
     text
 }

@@ -36,6 +36,12 @@ pub fn k_per_launch() -> usize {
 
 pub fn source(r: &Repr) -> String {
     let t = r.compute;
+    let (mul_a0b0, mul_a0b1, mul_a1b0, mul_a1b1) = (
+        r.mul("a0", "b0"),
+        r.mul("a0", "b1"),
+        r.mul("a1", "b0"),
+        r.mul("a1", "b1"),
+    );
     let mut text = frame();
     text.push_str(&r.binding(1, "a", false));
     text.push_str(&r.binding(2, "b", false));
@@ -94,10 +100,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       let a1 = ta[lid.y + {THREADS}u][q];
       let b0 = tb[q][lid.x];
       let b1 = tb[q][lid.x + {THREADS}u];
-      acc00 = acc00 + a0 * b0;
-      acc01 = acc01 + a0 * b1;
-      acc10 = acc10 + a1 * b0;
-      acc11 = acc11 + a1 * b1;
+      acc00 = acc00 + {mul_a0b0};
+      acc01 = acc01 + {mul_a0b1};
+      acc10 = acc10 + {mul_a1b0};
+      acc11 = acc11 + {mul_a1b1};
     }}
     workgroupBarrier();
   }}

@@ -3,6 +3,7 @@
 //! stored and computed) and [`exprs`] (what each elementwise op computes).
 //! No shader text is written per (op, dtype) pair.
 
+mod complex;
 pub mod dtype;
 pub mod exprs;
 pub mod layout;
@@ -97,15 +98,18 @@ pub fn supports(features: ShaderFeatures, op: OpCode, dtype: DType) -> bool {
     }
     let r = Repr::of(dtype);
     let i64_ok = features.holds(DType::I64);
+    // Complex numbers have no order, and no arange or random generator.
+    let ordered = !dtype.is_complex();
     match op {
         OpCode::Unary(u) => exprs::unary(u, &r).is_some(),
         OpCode::Binary(b) => exprs::binary(b, &r).is_some(),
         OpCode::Reduce(o) => reduce::supported(o, &r) && (i64_ok || !matches!(o, ReduceOp::ArgMax | ReduceOp::ArgMin)),
         OpCode::Scan(_) | OpCode::Matmul => !r.is_bool(),
-        OpCode::Arange => !r.is_bool(),
+        OpCode::Arange => !r.is_bool() && ordered,
         OpCode::Random => r.is_float(),
         OpCode::Cast | OpCode::Where | OpCode::Copy | OpCode::Fill => true,
-        OpCode::Take | OpCode::Sort | OpCode::Argsort | OpCode::SearchSorted | OpCode::Nonzero => i64_ok,
+        OpCode::Take | OpCode::Nonzero => i64_ok,
+        OpCode::Sort | OpCode::Argsort | OpCode::SearchSorted => i64_ok && ordered,
     }
 }
 
@@ -118,7 +122,7 @@ pub fn source(key: &KernelKey) -> Option<String> {
         KernelKey::Unary { op, dtype } => {
             let r = of(dtype);
             let expr = exprs::unary(op, &r)?;
-            let out = if op.outputs_bool() { bool_repr } else { r };
+            let out = of(op.output_dtype(dtype));
             map::source(&elementwise(
                 vec![tensor(r)],
                 out,

@@ -19,9 +19,14 @@ use super::layout::{entry, frame, WORKGROUP};
 use super::map::helpers_for;
 use anydev_ops::ReduceOp;
 
-/// Whether `op` reduces dtype `x`; bool only has `all` and `any`.
+/// Whether `op` reduces dtype `x`; bool only has `all` and `any`, complex
+/// (unordered) no max, min, argmax or argmin.
 pub fn supported(op: ReduceOp, x: &Repr) -> bool {
-    matches!(op, ReduceOp::All | ReduceOp::Any) || !x.is_bool()
+    match op {
+        ReduceOp::All | ReduceOp::Any => true,
+        ReduceOp::Sum | ReduceOp::Prod => !x.is_bool(),
+        _ => !x.is_bool() && !x.dtype.is_complex(),
+    }
 }
 
 /// WGSL statement folding value `v` (index `vi`) into `acc` (index `ai`).
@@ -29,7 +34,7 @@ fn step(op: ReduceOp, x: &Repr, acc: &str, ai: &str, v: &str, vi: &str) -> Strin
     let t = x.compute;
     match op {
         ReduceOp::Sum => format!("{acc} = {acc} + {v};"),
-        ReduceOp::Prod => format!("{acc} = {acc} * {v};"),
+        ReduceOp::Prod => format!("{acc} = {};", x.mul(acc, v)),
         ReduceOp::Max => format!("{acc} = maximum_{t}({acc}, {v});"),
         ReduceOp::Min => format!("{acc} = minimum_{t}({acc}, {v});"),
         ReduceOp::All => format!("{acc} = {acc} & select(0u, 1u, {});", nonzero(x, v)),
