@@ -55,6 +55,7 @@ pub struct DeviceReport {
 #[derive(Debug, Serialize)]
 pub struct DefaultDTypesReport {
     pub real_floating: String,
+    pub complex_floating: String,
     pub integral: String,
     pub indexing: String,
 }
@@ -63,6 +64,7 @@ impl From<anydev::DefaultDTypes> for DefaultDTypesReport {
     fn from(d: anydev::DefaultDTypes) -> DefaultDTypesReport {
         DefaultDTypesReport {
             real_floating: d.real_floating.to_string(),
+            complex_floating: d.complex_floating.to_string(),
             integral: d.integral.to_string(),
             indexing: d.indexing.to_string(),
         }
@@ -225,8 +227,8 @@ fn write_device(out: &mut String, d: &DeviceReport) {
     if let Some(t) = &d.default_dtypes {
         let _ = writeln!(
             out,
-            "             default dtypes: {} (real), {} (integral), {} (indexing)",
-            t.real_floating, t.integral, t.indexing
+            "             default dtypes: {} (real), {} (complex), {} (integral), {} (indexing)",
+            t.real_floating, t.complex_floating, t.integral, t.indexing
         );
     }
     if let Some(e) = &d.error {
@@ -286,6 +288,10 @@ mod tests {
         assert_eq!(
             (&defaults["real_floating"], &defaults["integral"], &defaults["indexing"]),
             (&"f64".into(), &"i64".into(), &"i64".into())
+        );
+        assert!(
+            ["c128", "c64"].contains(&defaults["complex_floating"].as_str().unwrap()),
+            "{defaults}"
         );
         let broken = &backends[1];
         assert_eq!(broken["status"], "failed");
