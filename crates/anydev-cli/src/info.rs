@@ -243,7 +243,12 @@ fn short(value: &CapValue) -> String {
     }
 }
 
+/// A memory size for people; 0 is what a backend reports when it does not
+/// know (wgpu adapters do not say), shown as "unknown memory".
 fn human_bytes(bytes: u64) -> String {
+    if bytes == 0 {
+        return "unknown memory".into();
+    }
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
@@ -257,6 +262,12 @@ fn human_bytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unreported_memory_size_is_unknown_not_zero() {
+        assert_eq!(human_bytes(0), "unknown memory");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+    }
     use anydev::{BackendProvider, Runtime, RuntimeConfig};
 
     fn runtime(default_device: Option<&str>) -> Runtime {
