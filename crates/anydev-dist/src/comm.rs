@@ -795,6 +795,13 @@ impl Communicator {
 
 /// Checks that `op` is defined for `dtype`.
 fn check_reduce(name: &str, dtype: DType, op: ReduceOp) -> Result<()> {
+    if dtype.is_complex() {
+        return Err(DistError::Unsupported {
+            op: format!("{name}({})", op.name()),
+            dtype,
+            reason: "the MPI engine does not reduce complex numbers yet; reduce real() and imag() separately".into(),
+        });
+    }
     if op == ReduceOp::Mean && !dtype.is_float() {
         return Err(DistError::Unsupported {
             op: format!("{name}(mean)"),
@@ -850,6 +857,8 @@ fn array_from_bytes(dtype: DType, shape: &[usize], bytes: &[u8], device: Device)
         DType::BF16 => typed::<half::bf16>(bytes, shape, device),
         DType::F32 => typed::<f32>(bytes, shape, device),
         DType::F64 => typed::<f64>(bytes, shape, device),
+        DType::C64 => typed::<anydev::Complex32>(bytes, shape, device),
+        DType::C128 => typed::<anydev::Complex64>(bytes, shape, device),
     }?)
 }
 
@@ -912,6 +921,7 @@ impl HostVec {
             DType::F32 => HostVec::F32(x.to_vec()?),
             DType::F64 => HostVec::F64(x.to_vec()?),
             DType::F16 | DType::BF16 => unreachable!("wire_dtype maps f16 and bf16 to f32"),
+            DType::C64 | DType::C128 => unreachable!("check_reduce refuses complex dtypes"),
         })
     }
 
@@ -998,6 +1008,7 @@ mod tests {
         assert!(check_reduce("all_reduce", DType::I32, ReduceOp::Mean).is_err());
         assert!(check_reduce("all_reduce", DType::Bool, ReduceOp::Mean).is_err());
         assert!(check_reduce("all_reduce", DType::F16, ReduceOp::Mean).is_ok());
+        assert!(check_reduce("all_reduce", DType::C64, ReduceOp::Sum).is_err());
         assert_eq!(wire_dtype(DType::BF16), DType::F32);
         assert_eq!(wire_dtype(DType::U16), DType::U16);
         assert_eq!(ReduceOp::code_name(ReduceOp::Max as u8), "max");
@@ -1012,7 +1023,7 @@ mod tests {
             let y = array_from_bytes(dtype, &[2, 3], &x.host_bytes().unwrap(), Device::cpu()).unwrap();
             assert_eq!(y.dtype(), dtype);
             assert_eq!(y.shape(), &[2, 3]);
-            assert_eq!(y.to_f64_vec().unwrap(), x.to_f64_vec().unwrap(), "{dtype}");
+            assert_eq!(y.host_bytes().unwrap(), x.host_bytes().unwrap(), "{dtype}");
         }
     }
 }
