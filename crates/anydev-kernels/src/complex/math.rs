@@ -86,10 +86,12 @@ pub(crate) fn reciprocal(z: C) -> C {
     }
 }
 
-/// `z / |z|`; 0 for 0, NaN when a component is NaN or both are infinite.
+/// `z / |z|`; 0 for 0; NaN when both components are infinite, or when one
+/// is NaN and the other finite; `+-1` or `+-i` beside a single infinity.
 pub(crate) fn sign(z: C) -> C {
     let (x, y) = (z.re, z.im);
-    if x.is_nan() || y.is_nan() || (x.is_infinite() && y.is_infinite()) {
+    // NumPy's order: an infinite component decides, even beside a NaN.
+    if x.is_infinite() && y.is_infinite() {
         return c(NAN, NAN);
     }
     if x.is_infinite() {
@@ -97,6 +99,9 @@ pub(crate) fn sign(z: C) -> C {
     }
     if y.is_infinite() {
         return c(0.0, y.signum());
+    }
+    if x.is_nan() || y.is_nan() {
+        return c(NAN, NAN);
     }
     let m = abs(z);
     if m == 0.0 {
@@ -255,7 +260,8 @@ pub(crate) fn sinh(z: C) -> C {
     }
     if x.is_infinite() {
         if !y.is_finite() {
-            return c(x, NAN);
+            // Annex G leaves the sign open; NumPy (glibc) gives +inf.
+            return c(INF, NAN);
         }
         if y == 0.0 {
             return c(x, y);
@@ -350,7 +356,7 @@ pub(crate) fn asinh(z: C) -> C {
         return if y == 0.0 {
             c(x, y)
         } else if y.is_infinite() {
-            c(INF, NAN)
+            c(INF.copysign(y), NAN)
         } else {
             c(NAN, NAN)
         };
@@ -377,7 +383,7 @@ pub(crate) fn acos(z: C) -> C {
     }
     if y.is_nan() {
         return if x.is_infinite() {
-            c(NAN, INF)
+            c(NAN, -INF)
         } else if x == 0.0 {
             c(FRAC_PI_2, NAN)
         } else {
@@ -403,6 +409,9 @@ pub(crate) fn acos(z: C) -> C {
 
 /// `acosh` = `+-i acos(z)`, the sign giving a non-negative real part.
 pub(crate) fn acosh(z: C) -> C {
+    if z.im.is_nan() && z.re.is_finite() {
+        return c(NAN, NAN);
+    }
     let r = acos(z);
     if r.im.is_sign_negative() {
         times_i(r)
@@ -444,6 +453,10 @@ pub(crate) fn atanh(z: C) -> C {
 
 /// `sin(z) = -i sinh(iz)`.
 pub(crate) fn sin(z: C) -> C {
+    if !z.re.is_finite() && z.im.is_infinite() {
+        // Annex G leaves the sign open; NumPy (glibc) gives +inf.
+        return c(NAN, INF);
+    }
     times_minus_i(sinh(times_i(z)))
 }
 
@@ -459,11 +472,17 @@ pub(crate) fn tan(z: C) -> C {
 
 /// `asin(z) = -i asinh(iz)`.
 pub(crate) fn asin(z: C) -> C {
+    if z.re.is_infinite() && z.im.is_nan() {
+        return c(NAN, INF.copysign(z.re));
+    }
     times_minus_i(asinh(times_i(z)))
 }
 
 /// `atan(z) = -i atanh(iz)`.
 pub(crate) fn atan(z: C) -> C {
+    if z.re.is_infinite() && z.im.is_nan() {
+        return c(FRAC_PI_2.copysign(z.re), 0.0);
+    }
     times_minus_i(atanh(times_i(z)))
 }
 
