@@ -144,11 +144,14 @@ fn promotion(ctx: &CaseCtx) -> Result<(), Failure> {
 
 type Fun = fn(&Array) -> ad::Result<Array>;
 
+/// A function's name, its array form and its host reference.
+type Row = (&'static str, Fun, fn(C) -> C);
+
 fn functions(ctx: &CaseCtx) -> Result<(), Failure> {
     let dt = ctx.dtype();
     let a = rounded(&sample(), dt);
     let x = carr(&a, &[6], dt, ctx.device)?;
-    let table: [(&str, Fun, fn(C) -> C); 8] = [
+    let table: [Row; 8] = [
         ("sqrt", ad::sqrt, |z| z.sqrt()),
         ("exp", ad::exp, |z| z.exp()),
         ("log", ad::log, |z| z.ln()),
