@@ -56,7 +56,10 @@ CARRIER = {
     "bool": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
     "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
     "f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64,
+    "c64": np.complex64, "c128": np.complex128,
 }
+COMPLEX = ["c64", "c128"]
+COMPONENT = {"c64": "f32", "c128": "f64"}
 BITS = {"f16": (np.uint16, 16), "bf16": (np.uint16, 16), "f32": (np.uint32, 32), "f64": (np.uint64, 64)}
 
 
@@ -874,6 +877,8 @@ def compare(case, got_dtype, got):
         return f"shape {list(got.shape)}, expected {list(want.shape)}"
     if got.size == 0:
         return None
+    if want_dtype in COMPLEX:
+        return compare_complex(case, want_dtype, got, want)
     g, w = got.ravel(), want.ravel()
     if want_dtype not in FLOATS:
         bad = g != w
@@ -903,6 +908,129 @@ def compare(case, got_dtype, got):
     if want_dtype in FLOATS and case.check == "ulps" and not special[i]:
         extra += f" ({int(dist[i])} ulps, bound {case.tol})"
     return f"{int(bad.sum())} of {w.size} differ; first{extra}: expected {w[i]!r}, got {g[i]!r}"
+
+
+def compare_complex(case, dtype, got, want):
+    """Complex results: NaN, infinity and (with check "ulps") the sign of a
+    zero must match per component; finite components within `case.tol`
+    relative to |want| (complex functions are accurate normwise: a small
+    component of a large result carries the large one's rounding)."""
+    g, w = got.ravel().astype(np.complex128), want.ravel().astype(np.complex128)
+    bad = np.zeros(w.size, bool)
+    scale = np.where(np.isfinite(np.abs(w)), np.abs(w), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for gp, wp in ((g.real, w.real), (g.imag, w.imag)):
+            gn, wn = np.isnan(gp), np.isnan(wp)
+            special = (gn != wn) | (np.isinf(gp) != np.isinf(wp)) | (np.isinf(wp) & (gp != wp))
+            finite = ~gn & ~wn & ~np.isinf(wp)
+            err = np.abs(gp - wp)
+            off = finite & ~(err <= case.tol * np.maximum(scale, np.finfo(np.float64).tiny))
+            # A zero's sign matters where both components are numbers.
+            zero_sign = ((gp == 0) & (wp == 0) & (np.signbit(gp) != np.signbit(wp)) & ~np.isnan(w.real)
+                         & ~np.isnan(w.imag) & (case.check == "ulps"))
+            bad |= special | off | zero_sign
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    inputs = ", ".join(f"{np.asarray(a).ravel()[i]!r}" for _, a in case.args if np.size(a) == w.size)
+    return f"{int(bad.sum())} of {w.size} differ; first at {i} (input {inputs}): expected {w[i]!r}, got {g[i]!r}"
+
+
+# Complex functions: NumPy's, evaluated in complex128 on the exact inputs.
+UNARY_COMPLEX = {
+    "negative": np.negative, "square": np.square, "sqrt": np.sqrt, "exp": np.exp, "expm1": np.expm1,
+    "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10, "sin": np.sin, "cos": np.cos,
+    "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "reciprocal": np.reciprocal, "sign": np.sign, "round": np.round, "conj": np.conjugate,
+}
+BINARY_COMPLEX = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+                  "pow": np.power}
+# Relative (normwise) error allowed: a few units of the component dtype.
+COMPLEX_TOL = {"c64": 2e-6, "c128": 4e-15}
+# Components of the special-value grid: every pair of these.
+COMPLEX_PARTS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.0, 1e-30, -1e30, math.inf, -math.inf, math.nan]
+
+
+def complex_values(rng, dtype, n):
+    """The special-value grid, then `n` random values of moderate and of
+    widely spread magnitudes, rounded to `dtype`."""
+    grid = np.array([complex(a, b) for a in COMPLEX_PARTS for b in COMPLEX_PARTS])
+    mod = rng.uniform(-4, 4, n) + 1j * rng.uniform(-4, 4, n)
+    spread = (np.ldexp(rng.uniform(-1, 1, n), rng.integers(-20, 20, n))
+              + 1j * np.ldexp(rng.uniform(-1, 1, n), rng.integers(-20, 20, n)))
+    return np.concatenate([grid, mod, spread]).astype(CARRIER[dtype])
+
+
+def complex_cases(rng, n):
+    """Complex64/complex128 elementwise functions, arithmetic, equality and
+    reductions against NumPy, special values in either component included."""
+    for dtype in COMPLEX:
+        tol, real = COMPLEX_TOL[dtype], COMPONENT[dtype]
+        x = complex_values(rng, dtype, n)
+        v = x.astype(np.complex128)
+        for op, fn in UNARY_COMPLEX.items():
+            with np.errstate(all="ignore"):
+                want = fn(v)
+                finite = np.isfinite(v.real) & np.isfinite(v.imag)
+                if op == "expm1":
+                    # Documented difference: non-finite arguments give
+                    # exp(z) - 1 (NumPy's formula gives expm1(inf+0j) = inf+nanj).
+                    want = np.where(finite, want, np.exp(v) - 1)
+                if op == "log1p":
+                    # Documented difference: accurate near 0, where NumPy's
+                    # log(1 + z) loses the digits of z. Reference: NumPy's in
+                    # long double below |z| = 1/2, its series below 1e-3.
+                    near0 = finite & (np.abs(v) < 0.5)
+                    wide = np.log1p(v.astype(np.clongdouble)).astype(np.complex128)
+                    want = np.where(near0, wide, want)
+                    series = sum((-1) ** (k + 1) * v**k / k for k in range(6, 0, -1))
+                    want = np.where(finite & (np.abs(v) < 1e-3), series, want)
+            # Documented difference: log1p keeps the sign of a zero imaginary
+            # part (NumPy's 1 + z turns -0 into +0).
+            check = "nosign" if op == "log1p" else "ulps"
+            yield Case(op, [(dtype, x)], (dtype, want.astype(CARRIER[dtype])), tol=tol, check=check)
+        for op, fn in (("abs", np.abs), ("real", np.real), ("imag", np.imag)):
+            yield Case(op, [(dtype, x)], reference(fn, real, v), tol=2 if op == "abs" else 0)
+        for op, fn in UNARY_PREDICATE.items():
+            if op != "signbit":
+                yield Case(op, [(dtype, x)], ("bool", fn(v)))
+        y = complex_values(rng, dtype, n)[::-1].copy()
+        w = y.astype(np.complex128)
+        for op, fn in BINARY_COMPLEX.items():
+            a, b = (x, y) if op != "pow" else (x[-2 * n:], y[-2 * n:])
+            with np.errstate(all="ignore"):
+                want = fn(a.astype(np.complex128), b.astype(np.complex128)).astype(CARRIER[dtype])
+            yield Case(op, [(dtype, a), (dtype, b)], (dtype, want), tol=tol if op != "pow" else 100 * tol)
+        y2 = np.where(rng.random(x.size) < 0.3, x, y)
+        for op, fn in (("equal", np.equal), ("not_equal", np.not_equal)):
+            yield Case(op, [(dtype, x), (dtype, y2)], ("bool", fn(x, y2)))
+        # Reductions of moderate values: error bounded by the sum of |terms|.
+        for size in (0, 1, 7, 1000):
+            z = (rng.uniform(-2, 2, size) + 1j * rng.uniform(-2, 2, size)).astype(CARRIER[dtype])
+            zv = z.astype(np.complex128)
+            bound = 8 * size * float(np.finfo(CARRIER[real]).eps) * max(1.0, float(np.sum(np.abs(zv))))
+            rel = bound / max(float(np.abs(np.sum(zv))), 1e-300)
+            yield Case("sum", [(dtype, z)], (dtype, np.sum(zv).astype(CARRIER[dtype])), tol=max(rel, tol))
+            if size:
+                yield Case("mean", [(dtype, z)], (dtype, np.mean(zv).astype(CARRIER[dtype])), tol=max(rel, tol))
+            if size <= 7:
+                yield Case("prod", [(dtype, z)], (dtype, np.prod(zv).astype(CARRIER[dtype])), tol=64 * tol)
+                yield Case("cumulative_prod", [(dtype, z)], (dtype, np.cumprod(zv).astype(CARRIER[dtype])),
+                           kw={"axis": 0}, tol=64 * tol)
+            else:
+                yield Case("cumulative_sum", [(dtype, z)], (dtype, np.cumsum(zv).astype(CARRIER[dtype])),
+                           kw={"axis": 0}, tol=bound / np.maximum(np.abs(np.cumsum(zv)), 1e-300).min())
+        # Casts both ways; complex to a real dtype other than bool is refused
+        # (Documented difference: NumPy warns and drops the imaginary part).
+        yield Case("astype", [(dtype, x)], ("bool", x != 0), kw={"dtype": "bool"})
+        yield Case("astype", [(dtype, x)], None, kw={"dtype": real})
+        r = sample(rng, real, n)
+        yield Case("astype", [(real, r)], (dtype, r.astype(CARRIER[dtype])), kw={"dtype": dtype})
+        # Ordering is refused (Documented difference: NumPy orders complex
+        # lexicographically; the standard leaves it unspecified).
+        yield Case("sort", [(dtype, x[:8])], None)
+        yield Case("max", [(dtype, x[:8])], None)
 
 
 def indexing(rng):
@@ -1170,7 +1298,7 @@ def generate(seed, quick):
             axes_reductions(rng), more_reductions(rng), reductions(rng, sizes), sorting(rng, sizes), slicing(rng), manipulation(rng),
             limits(rng, sizes), large_shapes(rng), scalars(rng),
             empty_axes(rng), linalg_and_layout(rng), narrow_dtypes(rng), sets(rng),
-            indexing(rng), updates(rng), linalg_ext(rng), factorizations(rng)]
+            indexing(rng), updates(rng), linalg_ext(rng), factorizations(rng), complex_cases(rng, 32)]
     if not quick:
         gens.append(huge(rng))
     for gen in gens:

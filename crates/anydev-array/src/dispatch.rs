@@ -184,7 +184,27 @@ macro_rules! scalar_args {
     )*};
 }
 
-scalar_args!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f16, bf16, f32, f64, Scalar, Weak);
+scalar_args!(
+    bool,
+    i8,
+    i16,
+    i32,
+    i64,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    usize,
+    f16,
+    bf16,
+    f32,
+    f64,
+    num_complex::Complex32,
+    num_complex::Complex64,
+    Scalar,
+    Weak
+);
 
 impl<'a> Arg<'a> {
     pub(crate) fn array(self) -> Option<&'a Array> {

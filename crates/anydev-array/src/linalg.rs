@@ -170,6 +170,8 @@ pub fn vecdot(x1: &Array, x2: &Array, axis: isize) -> Result<Array> {
             reason: format!("the extents along axis {axis} must be equal"),
         });
     }
+    // The standard conjugates the first argument of a complex dot product.
+    let x1 = if x1.dtype().is_complex() { &crate::conj(x1)? } else { x1 };
     let product = crate::multiply(x1, x2)?;
     crate::sum(&product, axis as isize, false)?.astype(product.dtype())
 }

@@ -141,7 +141,19 @@ fn statistic_dtypes(op: &str, x: &Array) -> Result<(DType, DType)> {
     Ok((work, result))
 }
 
-/// Arithmetic mean; integers are averaged in the device's default float
+/// `var` and `std` are defined for real dtypes only (the standard).
+fn real_only(op: &str, dtype: DType) -> Result<()> {
+    if dtype.is_complex() {
+        return Err(Error::InvalidDType {
+            op: op.to_owned(),
+            dtype,
+            reason: format!("{op} needs a real dtype (take abs() or real() of complex input first)"),
+        });
+    }
+    Ok(())
+}
+
+/// Arithmetic mean (complex stays complex); integers are averaged in the device's default float
 /// dtype (`f64`, else `f32`), f16 and bf16 in f32.
 pub fn mean(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
     let (work, result) = statistic_dtypes("mean", x)?;
@@ -167,6 +179,7 @@ fn var_of(x: &Array, axes: &[usize], correction: f64, keepdims: bool) -> Result<
 /// Variance with `correction` degrees of freedom removed (0 for the
 /// population variance, 1 for the sample variance).
 pub fn var(x: &Array, axes: impl Into<Axes>, correction: f64, keepdims: bool) -> Result<Array> {
+    real_only("var", x.dtype())?;
     let (work, result) = statistic_dtypes("var", x)?;
     let xw = x.astype(work)?;
     let axes = axes_of("var", &xw, axes.into())?;
@@ -175,6 +188,7 @@ pub fn var(x: &Array, axes: impl Into<Axes>, correction: f64, keepdims: bool) ->
 
 /// Standard deviation: the square root of [`var`], rounded once.
 pub fn std(x: &Array, axes: impl Into<Axes>, correction: f64, keepdims: bool) -> Result<Array> {
+    real_only("std", x.dtype())?;
     let (work, result) = statistic_dtypes("std", x)?;
     let xw = x.astype(work)?;
     let axes = axes_of("std", &xw, axes.into())?;

@@ -94,9 +94,23 @@ impl Array {
     }
 
     /// Every element converted to `f64`, row-major (exact except for 64-bit
-    /// integers beyond 2^53).
+    /// integers beyond 2^53). Complex arrays are an error (the imaginary
+    /// part would be lost): use [`Array::to_c128_vec`].
     pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        if self.dtype.is_complex() {
+            return Err(Error::InvalidDType {
+                op: "to_f64_vec".into(),
+                dtype: self.dtype,
+                reason: "a complex array has no f64 values; use to_c128_vec".into(),
+            });
+        }
         Ok(self.to_scalars()?.into_iter().map(Scalar::to_f64).collect())
+    }
+
+    /// Every element as a complex number of `f64`s, row-major (real
+    /// dtypes get an imaginary part of 0).
+    pub fn to_c128_vec(&self) -> Result<Vec<num_complex::Complex64>> {
+        Ok(self.to_scalars()?.into_iter().map(Scalar::to_c128).collect())
     }
 
     /// The array's elements as little-endian bytes on the host, row-major.

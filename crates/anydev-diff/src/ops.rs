@@ -87,9 +87,9 @@ macro_rules! binary_by_name {
 
 fn unary(name: &str) -> Option<Unary> {
     unary_by_name!(name;
-        abs, acos, acosh, asin, asinh, atan, atanh, bitwise_invert, ceil, cos, cosh, exp, expm1, floor,
+        abs, acos, acosh, asin, asinh, atan, atanh, bitwise_invert, ceil, conj, cos, cosh, exp, expm1, floor, imag,
         isfinite, isinf, isnan, log, log1p, log2, log10, logical_not, negative, positive, reciprocal, round,
-        sign, signbit, sin, sinh, square, sqrt, tan, tanh, trunc, unique_values,
+        real, sign, signbit, sin, sinh, square, sqrt, tan, tanh, trunc, unique_values,
     )
 }
 

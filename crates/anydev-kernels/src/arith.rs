@@ -8,7 +8,7 @@
 //! right shift of a negative value. Floats follow C99/NumPy: `remainder`
 //! and `floor_divide` are NumPy's `divmod`, `round` is half-to-even.
 
-use crate::element::{Compute, Element, Float};
+use crate::element::{Compute, Element, Float, Storage};
 use std::fmt::Debug;
 
 /// Arithmetic shared by integers and floats.
@@ -264,7 +264,7 @@ float_num!(f32, f64, half::f16, half::bf16);
 /// Accumulation for sums, products and scans: integers wrap in their own
 /// type, f32/f64 accumulate in themselves, f16/bf16 in f32 (rounded once
 /// at the end).
-pub(crate) trait Accum: Element {
+pub(crate) trait Accum: Storage {
     type A: Copy + Send + Sync + Default + Debug;
     fn lift(self) -> Self::A;
     fn lower(a: Self::A) -> Self;

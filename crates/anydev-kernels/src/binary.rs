@@ -35,6 +35,10 @@ pub(crate) unsafe fn binary(
     if rhs.dtype() != dt {
         return invalid(format!("{op}: operands have dtypes {dt} and {}", rhs.dtype()));
     }
+    if dt.is_complex() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { crate::complex::binary(op, lhs, rhs, out) };
+    }
     let unsupported = || {
         Err(KernelError::Unsupported {
             op: OpCode::Binary(op),

@@ -1,10 +1,11 @@
 //! `astype`, and the ops that only move bytes: copy, fill and where.
 //!
-//! Byte movers are dispatched on the element *size* (1, 2, 4 or 8 bytes)
-//! rather than the dtype: moving an `i16` or an `f16` is the same work.
+//! Byte movers are dispatched on the element *size* (1, 2, 4, 8 or 16
+//! bytes) rather than the dtype: moving an `i16` or an `f16` is the same
+//! work, and so is moving a `c64` or a `u64`.
 
 use crate::dispatch::{with_any, with_size};
-use crate::element::{cast as cast_one, Element};
+use crate::element::{cast as cast_one, Storage};
 use crate::error::{invalid, KernelError};
 use crate::iter::GRAIN_CHEAP;
 use crate::map::{map1, map3, Src};
@@ -17,7 +18,40 @@ fn bits_dtype(dtype: DType) -> DType {
         1 => DType::U8,
         2 => DType::U16,
         4 => DType::U32,
-        _ => DType::U64,
+        8 => DType::U64,
+        _ => DType::C128,
+    }
+}
+
+/// A 16-byte element (c128) as plain bits, aligned like its components.
+#[derive(Clone, Copy, Default, PartialEq, Debug)]
+pub(crate) struct B128([u64; 2]);
+
+impl Storage for B128 {
+    const DTYPE: DType = DType::C128;
+}
+
+/// The plain-bits types of the byte movers.
+pub(crate) trait Bits: Storage {
+    /// The low `size_of::<Self>()` bytes of a scalar's bit pattern.
+    fn from_bits(b: u128) -> Self;
+}
+
+macro_rules! bits {
+    ($($t:ty),*) => {$(
+        impl Bits for $t {
+            #[inline(always)]
+            fn from_bits(b: u128) -> Self {
+                b as $t
+            }
+        }
+    )*};
+}
+bits!(u8, u16, u32, u64);
+
+impl Bits for B128 {
+    fn from_bits(b: u128) -> Self {
+        B128([b as u64, (b >> 64) as u64])
     }
 }
 
@@ -30,12 +64,12 @@ fn as_bits<'a>(t: &HostTensor<'a>) -> HostTensor<'a> {
 }
 
 /// A scalar's bit pattern as an element of its size class.
-fn scalar_bits<T: Element>(s: Scalar) -> T {
-    T::from_i128(s.to_bits() as i128)
+fn scalar_bits<T: Bits>(s: Scalar) -> T {
+    T::from_bits(s.to_bits())
 }
 
 /// An operand of a byte mover as bits of its size class.
-fn bits_src<'a, T: Element>(o: &Operand<HostTensor<'a>>) -> Src<'a, T> {
+fn bits_src<'a, T: Bits>(o: &Operand<HostTensor<'a>>) -> Src<'a, T> {
     match o {
         Operand::Tensor(t) => Src::Tensor(as_bits(t)),
         Operand::Scalar(s) => Src::Value(scalar_bits::<T>(*s)),
@@ -50,6 +84,10 @@ pub(crate) unsafe fn cast(x: &HostTensor, out: &HostTensor) -> Result<(), Kernel
     if x.dtype == out.dtype {
         // SAFETY: forwarded from the caller.
         return unsafe { copy(x, out) };
+    }
+    if x.dtype.is_complex() || out.dtype.is_complex() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { crate::complex::cast(x, out) };
     }
     with_any!(x.dtype, |S| with_any!(out.dtype, |D| {
         // SAFETY: forwarded from the caller.

@@ -79,7 +79,8 @@ macro_rules! with_float {
     };
 }
 
-/// The integer type of one element size, for ops that only move bytes.
+/// The plain-bits type of one element size (1, 2, 4, 8 or 16 bytes), for
+/// ops that only move bytes.
 macro_rules! with_size {
     ($size:expr, |$T:ident| $body:expr) => {
         match $size {
@@ -95,8 +96,12 @@ macro_rules! with_size {
                 type $T = u32;
                 $body
             }
-            _ => {
+            8 => {
                 type $T = u64;
+                $body
+            }
+            _ => {
+                type $T = $crate::cast::B128;
                 $body
             }
         }
@@ -116,7 +121,7 @@ pub fn dtypes() -> Vec<DType> {
 /// `Op::support_dtype`). For `astype` every pair of dtypes is supported.
 pub fn supports(op: OpCode, dtype: DType) -> bool {
     if dtype.is_complex() {
-        return false;
+        return supports_complex(op);
     }
     let kind = dtype.kind();
     let numeric = kind != DTypeKind::Bool;
@@ -180,5 +185,42 @@ pub fn supports(op: OpCode, dtype: DType) -> bool {
         | OpCode::Argsort
         | OpCode::SearchSorted
         | OpCode::Nonzero => true,
+    }
+}
+
+/// The complex half of [`supports`]: what the standard defines for
+/// complex numbers. Nothing that needs an order (comparisons, min/max,
+/// sorting, floor/ceil) and no creation from ranges or random bits.
+fn supports_complex(op: OpCode) -> bool {
+    match op {
+        OpCode::Unary(u) => !matches!(
+            u,
+            UnaryOp::Floor
+                | UnaryOp::Ceil
+                | UnaryOp::Trunc
+                | UnaryOp::SignBit
+                | UnaryOp::BitwiseInvert
+                | UnaryOp::LogicalNot
+        ),
+        OpCode::Binary(b) => matches!(
+            b,
+            BinaryOp::Add
+                | BinaryOp::Subtract
+                | BinaryOp::Multiply
+                | BinaryOp::Divide
+                | BinaryOp::Pow
+                | BinaryOp::Equal
+                | BinaryOp::NotEqual
+        ),
+        OpCode::Reduce(r) => matches!(
+            r,
+            anydev_ops::ReduceOp::Sum
+                | anydev_ops::ReduceOp::Prod
+                | anydev_ops::ReduceOp::All
+                | anydev_ops::ReduceOp::Any
+        ),
+        OpCode::Scan(_) | OpCode::Matmul => true,
+        OpCode::Cast | OpCode::Where | OpCode::Copy | OpCode::Fill | OpCode::Take | OpCode::Nonzero => true,
+        OpCode::Arange | OpCode::Random | OpCode::Sort | OpCode::Argsort | OpCode::SearchSorted => false,
     }
 }

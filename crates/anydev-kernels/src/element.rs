@@ -10,9 +10,14 @@ use anydev_ops::{bf16_from_f64, f16_from_f64, DType, Scalar};
 use half::{bf16, f16};
 use std::fmt::Debug;
 
-/// One storage element type.
-pub(crate) trait Element: Copy + Default + PartialEq + PartialOrd + Send + Sync + Debug + 'static {
+/// Any storage element type, complex included: what the elementwise
+/// engine, the reduction driver and the byte movers need.
+pub(crate) trait Storage: Copy + Default + PartialEq + Send + Sync + Debug + 'static {
     const DTYPE: DType;
+}
+
+/// One real (ordered) storage element type.
+pub(crate) trait Element: Storage + PartialOrd {
     const IS_FLOAT: bool;
     /// The least and greatest values (infinities for floats): the
     /// identities of `max` and `min`.
@@ -51,8 +56,11 @@ pub(crate) fn cast<S: Element, D: Element>(x: S) -> D {
     }
 }
 
-impl Element for bool {
+impl Storage for bool {
     const DTYPE: DType = DType::Bool;
+}
+
+impl Element for bool {
     const IS_FLOAT: bool = false;
     const LOWEST: Self = false;
     const HIGHEST: Self = true;
@@ -82,8 +90,11 @@ impl Element for bool {
 
 macro_rules! int_element {
     ($($t:ty => $d:ident, $signed:expr;)*) => {$(
-        impl Element for $t {
+        impl Storage for $t {
             const DTYPE: DType = DType::$d;
+        }
+
+        impl Element for $t {
             const IS_FLOAT: bool = false;
             const LOWEST: Self = <$t>::MIN;
             const HIGHEST: Self = <$t>::MAX;
@@ -194,8 +205,11 @@ macro_rules! next_after_bits {
 
 macro_rules! float_element {
     ($($t:ident => $d:ident, $c:ty, $bits:ty, up: $up:expr, down: $down:expr, from_f: $ff:expr, from_i: $fi:expr;)*) => {$(
-        impl Element for $t {
+        impl Storage for $t {
             const DTYPE: DType = DType::$d;
+        }
+
+        impl Element for $t {
             const IS_FLOAT: bool = true;
             const LOWEST: Self = <$t>::NEG_INFINITY;
             const HIGHEST: Self = <$t>::INFINITY;

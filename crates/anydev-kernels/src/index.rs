@@ -1,7 +1,7 @@
 //! Indexing: `take` (gather along an axis) and `nonzero`.
 
 use crate::dispatch::{with_any, with_size};
-use crate::element::Element;
+use crate::element::Storage;
 use crate::error::{invalid, KernelError};
 use crate::iter::{for_each_row, lanes, GRAIN_CHEAP};
 use crate::tensor::HostTensor;
@@ -100,7 +100,14 @@ pub(crate) unsafe fn nonzero(x: &HostTensor, out: &HostTensor) -> Result<(), Ker
     }
     let count = out.shape[0];
     // SAFETY: forwarded from the caller.
-    let found = with_any!(x.dtype, |T| unsafe { nonzero_typed::<T>(x, n, out, count) });
+    let found = match x.dtype {
+        // SAFETY: forwarded from the caller.
+        DType::C64 => unsafe { nonzero_typed::<num_complex::Complex32>(x, n, out, count) },
+        // SAFETY: forwarded from the caller.
+        DType::C128 => unsafe { nonzero_typed::<num_complex::Complex64>(x, n, out, count) },
+        // SAFETY: forwarded from the caller.
+        _ => with_any!(x.dtype, |T| unsafe { nonzero_typed::<T>(x, n, out, count) }),
+    };
     if found != count {
         return invalid(format!(
             "nonzero: output has room for {count} coordinates but x has {found} non-zeros"
@@ -114,7 +121,7 @@ pub(crate) unsafe fn nonzero(x: &HostTensor, out: &HostTensor) -> Result<(), Ker
 ///
 /// # Safety
 /// As for [`crate::execute`]; layouts validated by the caller.
-unsafe fn nonzero_typed<T: Element>(x: &HostTensor, n: usize, out: &HostTensor, count: usize) -> usize {
+unsafe fn nonzero_typed<T: Storage>(x: &HostTensor, n: usize, out: &HostTensor, count: usize) -> usize {
     let nd = x.ndim();
     let size = std::mem::size_of::<T>() as isize;
     let mut idx = vec![0usize; nd];

@@ -22,6 +22,12 @@
 //! - f16 and bf16 compute in f32 and round once per result; their sums,
 //!   products and scans accumulate in f32;
 //! - `take` accepts indices in `[-len, len)` and refuses others.
+//! - c64 and c128 (`complex/`): functions compute in f64 with C99
+//!   Annex G special values and round each component once; division is
+//!   Smith's (NumPy's); complex to bool is `!= 0`, to another real dtype
+//!   the real part; sums, products and scans accumulate in c128; nothing
+//!   that needs an order (sort, min/max, comparisons) and no arange or
+//!   random.
 //!
 //! Large calls run on the current rayon pool; results never depend on its
 //! size (fixed chunking for long reductions, counter-based random).
@@ -29,6 +35,7 @@
 mod arith;
 mod binary;
 mod cast;
+mod complex;
 mod create;
 mod dispatch;
 mod element;

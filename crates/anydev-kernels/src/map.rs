@@ -8,7 +8,7 @@
 //! shared and a mutable slice: such rows are staged through small stack
 //! buffers instead.
 
-use crate::element::Element;
+use crate::element::Storage;
 use crate::error::{invalid, KernelError};
 use crate::iter::{for_each_row, Space, MAX_DIMS, ZEROS};
 use crate::tensor::HostTensor;
@@ -24,7 +24,7 @@ pub(crate) enum Src<'a, T> {
     Value(T),
 }
 
-impl<T: Element> Src<'_, T> {
+impl<T: Storage> Src<'_, T> {
     /// Checks dtype and shape against the output's shape.
     fn check(&self, what: &str, shape: &[usize]) -> Result<(), KernelError> {
         if let Src::Tensor(t) = self {
@@ -161,7 +161,7 @@ macro_rules! define_map {
         /// Every tensor operand must describe memory valid for the call
         /// (reads for inputs, writes for `out`); `out` may share memory
         /// with an input only with an identical layout.
-        pub(crate) unsafe fn $name<$($A: Element,)+ O: Element, F>(
+        pub(crate) unsafe fn $name<$($A: Storage,)+ O: Storage, F>(
             $($a: Src<'_, $A>,)+
             out: &HostTensor<'_>,
             grain: usize,

@@ -1,6 +1,6 @@
 //! Batched matrix product.
 //!
-//! f16, f32 and f64 go to the `gemm` crate (packed, SIMD micro-kernels,
+//! f16, f32, f64, c64 and c128 go to the `gemm` crate (packed, SIMD micro-kernels,
 //! arbitrary strides). Integers (wrapping) and bf16 (f32 accumulation)
 //! use a simple row-times-packed-B loop that the compiler vectorises.
 //! Small matrices in a batch run in parallel across the batch; large ones
@@ -119,6 +119,8 @@ pub(crate) unsafe fn matmul(a: &HostTensor, b: &HostTensor, out: &HostTensor) ->
         DType::F16 => run(&|a, b, o| unsafe { gemm_float::<f16>(m, n, k, a, b, o, par) }),
         DType::F32 => run(&|a, b, o| unsafe { gemm_float::<f32>(m, n, k, a, b, o, par) }),
         DType::F64 => run(&|a, b, o| unsafe { gemm_float::<f64>(m, n, k, a, b, o, par) }),
+        DType::C64 => run(&|a, b, o| unsafe { gemm_float::<num_complex::Complex32>(m, n, k, a, b, o, par) }),
+        DType::C128 => run(&|a, b, o| unsafe { gemm_float::<num_complex::Complex64>(m, n, k, a, b, o, par) }),
         _ => with_dtype!(
             dt,
             |T| run(&|a, b, o| unsafe { loop_mm::<T>(m, n, k, a, b, o, inner_par) }),
@@ -129,8 +131,8 @@ pub(crate) unsafe fn matmul(a: &HostTensor, b: &HostTensor, out: &HostTensor) ->
     Ok(())
 }
 
-/// One product through `gemm` (f16 / f32 / f64 only: `gemm` dispatches
-/// on the type).
+/// One product through `gemm` (f16 / f32 / f64 / c64 / c128 only: `gemm`
+/// dispatches on the type).
 ///
 /// # Safety
 /// The matrices must be valid for their shapes and strides.

@@ -14,7 +14,7 @@
 
 use crate::arith::{maximum, minimum, Accum};
 use crate::dispatch::{with_any, with_numeric};
-use crate::element::Element;
+use crate::element::{Element, Storage};
 use crate::error::{invalid, KernelError};
 use crate::iter::{for_each_row, Cursor, Space, GRAIN_CHEAP};
 use crate::tensor::HostTensor;
@@ -29,9 +29,9 @@ const LANES: usize = 1024;
 
 /// A reduction's algebra. `i` is the position in the reduced index space
 /// (row-major), used by argmin/argmax.
-pub(crate) trait Reducer<T: Element>: Sync {
+pub(crate) trait Reducer<T: Storage>: Sync {
     type Acc: Copy + Send + Sync;
-    type Out: Element;
+    type Out: Storage;
     /// No identity (min, max, argmin, argmax): an empty reduction is
     /// rejected rather than given an invented value.
     const NEEDS_ELEMENTS: bool = false;
@@ -85,7 +85,7 @@ fn pairwise<T: Accum>(xs: &[T]) -> T::A {
     }
 }
 
-struct Sum;
+pub(crate) struct Sum;
 impl<T: Accum> Reducer<T> for Sum {
     type Acc = T::A;
     type Out = T;
@@ -107,7 +107,7 @@ impl<T: Accum> Reducer<T> for Sum {
     }
 }
 
-struct Prod;
+pub(crate) struct Prod;
 impl<T: Accum> Reducer<T> for Prod {
     type Acc = T::A;
     type Out = T;
@@ -189,8 +189,8 @@ impl<T: Element, const MAX: bool> Reducer<T> for ArgExtreme<MAX> {
 }
 
 /// `all` (`ALL = true`) or `any`: truth is `!= 0` (NaN is true).
-struct Truth<const ALL: bool>;
-impl<T: Element, const ALL: bool> Reducer<T> for Truth<ALL> {
+pub(crate) struct Truth<const ALL: bool>;
+impl<T: Storage, const ALL: bool> Reducer<T> for Truth<ALL> {
     type Acc = bool;
     type Out = bool;
     fn init(&self) -> bool {
@@ -255,6 +255,10 @@ pub(crate) unsafe fn reduce(op: ReduceOp, x: &HostTensor, axes: &[usize], out: &
             dtype: x.dtype,
         })
     };
+    if x.dtype.is_complex() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { crate::complex::reduce(op, x, axes, out) };
+    }
     // SAFETY (every arm): forwarded from the caller.
     unsafe {
         match op {
@@ -290,7 +294,7 @@ pub(crate) unsafe fn reduce(op: ReduceOp, x: &HostTensor, axes: &[usize], out: &
 ///
 /// # Safety
 /// As for [`crate::execute`].
-unsafe fn drive<T: Element, R: Reducer<T>>(
+pub(crate) unsafe fn drive<T: Storage, R: Reducer<T>>(
     x: &HostTensor,
     axes: &[usize],
     out: &HostTensor,

@@ -35,13 +35,22 @@ pub(crate) unsafe fn scan(op: ScanOp, x: &HostTensor, axis: usize, out: &HostTen
         op: anydev_ops::OpCode::Scan(op),
         dtype: x.dtype,
     });
+    if x.dtype.is_complex() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { crate::complex::scan(x, axis, out, prod) };
+    }
     // SAFETY: forwarded from the caller.
     with_numeric!(x.dtype, |T| unsafe { scan_typed::<T>(x, axis, out, prod) }, unsupported)
 }
 
 /// # Safety
 /// As for [`crate::execute`]; layouts validated by the caller.
-unsafe fn scan_typed<T: Accum>(x: &HostTensor, axis: usize, out: &HostTensor, prod: bool) -> Result<(), KernelError> {
+pub(crate) unsafe fn scan_typed<T: Accum>(
+    x: &HostTensor,
+    axis: usize,
+    out: &HostTensor,
+    prod: bool,
+) -> Result<(), KernelError> {
     let op = |a: T::A, v: T| {
         if prod {
             T::acc_mul(a, v.lift())

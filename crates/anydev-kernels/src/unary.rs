@@ -30,6 +30,10 @@ pub(crate) unsafe fn unary(op: UnaryOp, x: &HostTensor, out: &HostTensor) -> Res
             unsafe { map1(Src::<$T>::Tensor(*x), out, $grain, $f) }
         };
     }
+    if dt.is_complex() {
+        // SAFETY: forwarded from the caller.
+        return unsafe { crate::complex::unary(op, x, out) };
+    }
     match op {
         IsFinite => with_any!(dt, |T| run!(T, cheap, |v: T| !(v.is_nan() || v.is_inf()))),
         IsInf => with_any!(dt, |T| run!(T, cheap, |v: T| v.is_inf())),

@@ -28,6 +28,11 @@ dt! {
     f16 => F16, |v| v.to_f64(); bf16 => BF16, |v| v.to_f64(); f32 => F32, |v| v as f64; f64 => F64, |v| v;
 }
 
+// Complex: `f` is the real part (tests compare components themselves).
+dt! {
+    num_complex::Complex32 => C64, |v| v.re as f64; num_complex::Complex64 => C128, |v| v.re;
+}
+
 /// How an array's elements are laid out in its buffer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Layout {

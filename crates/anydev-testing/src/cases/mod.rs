@@ -4,6 +4,7 @@
 
 mod abi;
 pub mod accuracy;
+mod complex;
 mod defaults;
 mod elementwise;
 mod errors;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(errors::cases());
     cases.extend(abi::cases());
     cases.extend(ordering::cases());
+    cases.extend(complex::cases());
     cases
 }
 

@@ -1,0 +1,447 @@
+//! Complex numbers (c64, c128) on any device that declares them:
+//! arithmetic, promotion with real arrays and complex scalars (c128
+//! scalars travel as one-element arrays), the elementary functions,
+//! conj/real/imag, equality, reductions, matmul, where, casts both ways
+//! and the special values of C99 Annex G. References are computed on the
+//! host with num-complex in f64; a device without complex skips.
+
+use crate::case::{check, expect_err, Case, CaseCtx, Failure, Need};
+use anydev_array::{self as ad, Array};
+use anydev_core::ops::{BinaryOp, OpCode, ReduceOp, UnaryOp};
+use anydev_core::{DType, Device, Error};
+use num_complex::{Complex32, Complex64 as C};
+
+const DTYPES: [DType; 2] = [DType::C64, DType::C128];
+
+fn c(re: f64, im: f64) -> C {
+    C::new(re, im)
+}
+
+/// Relative tolerance of one rounded complex result of `dtype`.
+fn tol(dtype: DType) -> f64 {
+    if dtype == DType::C64 {
+        4e-6
+    } else {
+        1e-13
+    }
+}
+
+/// `values` as an array of complex `dtype` on `device`.
+fn carr(values: &[C], shape: &[usize], dtype: DType, device: Device) -> Result<Array, Failure> {
+    Ok(match dtype {
+        DType::C64 => Array::from_vec(
+            values
+                .iter()
+                .map(|z| Complex32::new(z.re as f32, z.im as f32))
+                .collect(),
+            shape,
+            device,
+        )?,
+        _ => Array::from_slice(values, shape, device)?,
+    })
+}
+
+/// The values of `values` after a round trip through `dtype`.
+fn rounded(values: &[C], dtype: DType) -> Vec<C> {
+    values
+        .iter()
+        .map(|z| {
+            if dtype == DType::C64 {
+                c(z.re as f32 as f64, z.im as f32 as f64)
+            } else {
+                *z
+            }
+        })
+        .collect()
+}
+
+/// Every element of `got` within `tol(dtype)` of `want`, relative to
+/// `|want|` (NaN components must match NaN).
+fn near(what: &str, dtype: DType, want: &[C], got: &Array) -> Result<(), Failure> {
+    let got = got.to_c128_vec()?;
+    check(
+        got.len() == want.len(),
+        format!("{what}: length"),
+        want.len(),
+        got.len(),
+    )?;
+    for (i, (&w, &g)) in want.iter().zip(&got).enumerate() {
+        let scale = w.norm().max(1e-300);
+        let one = |w: f64, g: f64| (w.is_nan() && g.is_nan()) || w == g || (w - g).abs() <= tol(dtype) * scale;
+        check(one(w.re, g.re) && one(w.im, g.im), format!("{what}[{i}]"), w, g)?;
+    }
+    Ok(())
+}
+
+fn sample() -> Vec<C> {
+    vec![
+        c(1.5, -2.0),
+        c(-0.25, 0.75),
+        c(3.0, 0.5),
+        c(-2.0, -1.25),
+        c(0.5, 4.0),
+        c(-1.0, 0.125),
+    ]
+}
+
+fn other() -> Vec<C> {
+    vec![
+        c(0.5, 1.0),
+        c(2.0, -0.5),
+        c(-1.5, 0.25),
+        c(0.75, 3.0),
+        c(-4.0, -2.0),
+        c(1.0, 1.0),
+    ]
+}
+
+fn arithmetic(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let (a, b) = (rounded(&sample(), dt), rounded(&other(), dt));
+    let (x, y) = (carr(&a, &[2, 3], dt, ctx.device)?, carr(&b, &[2, 3], dt, ctx.device)?);
+    let pair = |f: fn(C, C) -> C| a.iter().zip(&b).map(|(&p, &q)| f(p, q)).collect::<Vec<C>>();
+    near("add", dt, &pair(|p, q| p + q), &ad::add(&x, &y)?)?;
+    near("subtract", dt, &pair(|p, q| p - q), &ad::subtract(&x, &y)?)?;
+    near("multiply", dt, &pair(|p, q| p * q), &ad::multiply(&x, &y)?)?;
+    near("divide", dt, &pair(|p, q| p / q), &ad::divide(&x, &y)?)?;
+    near("pow", dt, &pair(|p, q| p.powc(q)), &ad::pow(&x, &y)?)?;
+    near(
+        "pow(x, 2)",
+        dt,
+        &pair(|p, _| p * p),
+        &ad::pow(&x, &ad::full_like(&y, c(2.0, 0.0), ())?)?,
+    )?;
+    Ok(())
+}
+
+fn promotion(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let real = dt.real_dtype();
+    let a = rounded(&sample(), dt);
+    let x = carr(&a, &[6], dt, ctx.device)?;
+    let r = crate::reference::array(&[1.0, -2.0, 0.5, 4.0, -0.25, 3.0], &[6], real, ctx.device)?;
+    let sum = ad::add(&x, &r)?;
+    check(sum.dtype() == dt, "complex + its real dtype", dt, sum.dtype())?;
+    let rv = [1.0, -2.0, 0.5, 4.0, -0.25, 3.0];
+    let want: Vec<C> = a.iter().zip(rv).map(|(z, v)| z + v).collect();
+    near("complex + real array", dt, &want, &sum)?;
+    // Weak complex scalars keep the array's dtype: a c64 scalar arrives as
+    // a scalar operand, a c128 one travels as a one-element array.
+    let s = c(0.5, -1.5);
+    let want: Vec<C> = a.iter().map(|z| z * s).collect();
+    let by64 = ad::multiply(&x, Complex32::new(0.5, -1.5))?;
+    check(by64.dtype() == dt, "complex * c64 scalar", dt, by64.dtype())?;
+    near("complex * c64 scalar", dt, &want, &by64)?;
+    let by128 = ad::multiply(&x, s)?;
+    check(by128.dtype() == dt, "complex * c128 scalar", dt, by128.dtype())?;
+    near("complex * c128 scalar", dt, &want, &by128)?;
+    // A real array with a complex scalar becomes complex.
+    let rs = ad::subtract(&r, s)?;
+    check(rs.dtype() == dt, "real - complex scalar", dt, rs.dtype())?;
+    near("real - complex scalar", dt, &rv.map(|v| v - s), &rs)?;
+    Ok(())
+}
+
+type Fun = fn(&Array) -> ad::Result<Array>;
+
+/// A function's name, its array form and its host reference.
+type Row = (&'static str, Fun, fn(C) -> C);
+
+fn functions(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let a = rounded(&sample(), dt);
+    let x = carr(&a, &[6], dt, ctx.device)?;
+    let table: [Row; 8] = [
+        ("sqrt", ad::sqrt, |z| z.sqrt()),
+        ("exp", ad::exp, |z| z.exp()),
+        ("log", ad::log, |z| z.ln()),
+        ("sin", ad::sin, |z| z.sin()),
+        ("tanh", ad::tanh, |z| z.tanh()),
+        ("asinh", ad::asinh, |z| z.asinh()),
+        ("reciprocal", ad::reciprocal, |z| z.inv()),
+        ("square", ad::square, |z| z * z),
+    ];
+    for (name, f, reference) in table {
+        let want: Vec<C> = a.iter().map(|&z| reference(z)).collect();
+        near(name, dt, &want, &f(&x)?)?;
+    }
+    let abs = ad::abs(&x)?;
+    check(
+        abs.dtype() == dt.real_dtype(),
+        "abs dtype",
+        dt.real_dtype(),
+        abs.dtype(),
+    )?;
+    let want: Vec<C> = a.iter().map(|z| c(z.norm(), 0.0)).collect();
+    near("abs", dt, &want, &abs)?;
+    Ok(())
+}
+
+fn conj_real_imag(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let a = rounded(&sample(), dt);
+    let x = carr(&a, &[3, 2], dt, ctx.device)?;
+    near(
+        "conj",
+        dt,
+        &a.iter().map(|z| z.conj()).collect::<Vec<_>>(),
+        &ad::conj(&x)?,
+    )?;
+    let (re, im) = (ad::real(&x)?, ad::imag(&x)?);
+    check(re.dtype() == dt.real_dtype(), "real dtype", dt.real_dtype(), re.dtype())?;
+    check(
+        re.to_f64_vec()? == a.iter().map(|z| z.re).collect::<Vec<_>>(),
+        "real",
+        "real parts",
+        format!("{:?}", re.to_f64_vec()?),
+    )?;
+    check(
+        im.to_f64_vec()? == a.iter().map(|z| z.im).collect::<Vec<_>>(),
+        "imag",
+        "imaginary parts",
+        format!("{:?}", im.to_f64_vec()?),
+    )?;
+    Ok(())
+}
+
+fn equality(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let a = vec![c(1.0, 2.0), c(1.0, -2.0), c(f64::NAN, 0.0), c(-0.0, 0.0)];
+    let b = vec![c(1.0, 2.0), c(1.0, 2.0), c(f64::NAN, 0.0), c(0.0, -0.0)];
+    let (x, y) = (carr(&a, &[4], dt, ctx.device)?, carr(&b, &[4], dt, ctx.device)?);
+    let eq = ad::equal(&x, &y)?.to_vec::<bool>()?;
+    check(
+        eq == [true, false, false, true],
+        "equal",
+        "[true, false, false, true]",
+        format!("{eq:?}"),
+    )?;
+    let ne = ad::not_equal(&x, Complex32::new(1.0, -2.0))?.to_vec::<bool>()?;
+    check(
+        ne == [true, false, true, true],
+        "not_equal scalar",
+        "[true, false, true, true]",
+        format!("{ne:?}"),
+    )?;
+    Ok(())
+}
+
+fn reductions(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let a = rounded(&sample(), dt);
+    let x = carr(&a, &[2, 3], dt, ctx.device)?;
+    let rows = |f: fn(C, C) -> C, init: C| {
+        vec![
+            a[..3].iter().fold(init, |s, &z| f(s, z)),
+            a[3..].iter().fold(init, |s, &z| f(s, z)),
+        ]
+    };
+    let sum = ad::sum(&x, 1, false)?;
+    check(sum.dtype() == dt, "sum keeps the dtype", dt, sum.dtype())?;
+    near("sum", dt, &rows(|s, z| s + z, c(0.0, 0.0)), &sum)?;
+    near("prod", dt, &rows(|s, z| s * z, c(1.0, 0.0)), &ad::prod(&x, 1, false)?)?;
+    let total: C = a.iter().sum();
+    let mean = ad::mean(&x, None::<isize>, false)?;
+    check(mean.dtype() == dt, "mean keeps the dtype", dt, mean.dtype())?;
+    near("mean", dt, &[total / 6.0], &mean)?;
+    expect_err(
+        "var of complex",
+        "an invalid dtype error",
+        ad::var(&x, None::<isize>, 0.0, false),
+        |e| matches!(e, Error::InvalidDType { .. }),
+    )?;
+    Ok(())
+}
+
+fn matmul(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let (a, b) = (rounded(&sample(), dt), rounded(&other(), dt));
+    let (x, y) = (carr(&a, &[2, 3], dt, ctx.device)?, carr(&b, &[3, 2], dt, ctx.device)?);
+    let mut want = Vec::new();
+    for i in 0..2 {
+        for j in 0..2 {
+            want.push((0..3).map(|p| a[i * 3 + p] * b[p * 2 + j]).sum::<C>());
+        }
+    }
+    near("matmul", dt, &want, &ad::matmul(&x, &y)?)
+}
+
+fn where_(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let (a, b) = (rounded(&sample(), dt), rounded(&other(), dt));
+    let (x, y) = (carr(&a, &[6], dt, ctx.device)?, carr(&b, &[6], dt, ctx.device)?);
+    let cond = Array::from_vec(vec![true, false, false, true, true, false], &[6], ctx.device)?;
+    let want: Vec<C> = (0..6)
+        .map(|i| if [0, 3, 4].contains(&i) { a[i] } else { b[i] })
+        .collect();
+    near("where", dt, &want, &ad::where_(&cond, &x, &y)?)
+}
+
+fn astype(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let real = dt.real_dtype();
+    let r = crate::reference::array(&[1.5, -0.0, 3.0], &[3], real, ctx.device)?;
+    near(
+        "real to complex",
+        dt,
+        &[c(1.5, 0.0), c(-0.0, 0.0), c(3.0, 0.0)],
+        &r.astype(dt)?,
+    )?;
+    let x = carr(&[c(0.0, 0.0), c(0.0, -1.0), c(2.0, 0.0)], &[3], dt, ctx.device)?;
+    let b = x.astype(DType::Bool)?.to_vec::<bool>()?;
+    check(
+        b == [false, true, true],
+        "complex to bool",
+        "[false, true, true]",
+        format!("{b:?}"),
+    )?;
+    expect_err(
+        "complex to a real dtype",
+        "an invalid dtype error",
+        x.astype(real),
+        |e| matches!(e, Error::InvalidDType { .. }),
+    )?;
+    Ok(())
+}
+
+fn complex_to_complex(ctx: &CaseCtx) -> Result<(), Failure> {
+    let a = rounded(&sample(), DType::C64);
+    let x = carr(&a, &[6], DType::C64, ctx.device)?;
+    let up = x.astype(DType::C128)?;
+    near("c64 to c128", DType::C128, &a, &up)?;
+    near("c128 to c64", DType::C64, &a, &up.astype(DType::C64)?)
+}
+
+fn special_values(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dt = ctx.dtype();
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let x = carr(
+        &[c(-4.0, 0.0), c(-4.0, -0.0), c(-0.0, 0.0), c(inf, 0.0), c(inf, nan)],
+        &[5],
+        dt,
+        ctx.device,
+    )?;
+    let sqrt = ad::sqrt(&x)?.to_c128_vec()?;
+    check(
+        sqrt[0] == c(0.0, 2.0) && sqrt[1] == c(0.0, -2.0),
+        "sqrt on both sides of the cut",
+        "+-2i",
+        format!("{} {}", sqrt[0], sqrt[1]),
+    )?;
+    check(sqrt[1].im.is_sign_negative(), "sqrt(-4-0i)", "-2i", sqrt[1])?;
+    let log = ad::log(&x)?.to_c128_vec()?;
+    check(
+        log[2].re == -inf && log[2].im == rounded(&[c(std::f64::consts::PI, 0.0)], dt)[0].re,
+        "log(-0+0i)",
+        "-inf+pi i",
+        log[2],
+    )?;
+    let exp = ad::exp(&x)?.to_c128_vec()?;
+    check(exp[3] == c(inf, 0.0), "exp(inf+0i)", "inf+0i", exp[3])?;
+    let abs = ad::abs(&x)?.to_f64_vec()?;
+    check(abs[4] == inf, "abs(inf+nan i)", "inf", abs[4])?;
+    let nan_ = ad::isnan(&x)?.to_vec::<bool>()?;
+    let inf_ = ad::isinf(&x)?.to_vec::<bool>()?;
+    check(
+        nan_ == [false, false, false, false, true],
+        "isnan",
+        "nan in either part",
+        format!("{nan_:?}"),
+    )?;
+    check(
+        inf_ == [false, false, false, true, true],
+        "isinf",
+        "inf in either part",
+        format!("{inf_:?}"),
+    )?;
+    let one = carr(&[c(1.0, 1.0)], &[1], dt, ctx.device)?;
+    let zero = carr(&[c(0.0, 0.0)], &[1], dt, ctx.device)?;
+    let q = ad::divide(&one, &zero)?.to_c128_vec()?;
+    check(q[0].re == inf && q[0].im == inf, "(1+1i)/0", "inf+inf i", q[0])?;
+    Ok(())
+}
+
+/// The cases of one complex dtype: each declares the real component
+/// dtype (results of abs/real/imag, operands of promotion) and bool
+/// (comparisons, conditions) it touches, so a device with c64 but no f64
+/// still runs every c64 case.
+fn cases_for(dt: DType) -> Vec<Case> {
+    use BinaryOp as B;
+    use UnaryOp as U;
+    let real = dt.real_dtype();
+    let case = |name: &str, body| Case::new(format!("complex::{dt}_{name}"), body).dtypes(&[dt]);
+    let ops = |case: Case, codes: &[OpCode]| codes.iter().fold(case, |c, &op| c.op(op));
+    let with_real = |case: Case| case.needs(Need::DType(real));
+    let with_bool = |case: Case| case.needs(Need::DType(DType::Bool));
+    vec![
+        ops(
+            case("arithmetic", arithmetic),
+            &[B::Add, B::Subtract, B::Multiply, B::Divide, B::Pow].map(OpCode::Binary),
+        )
+        .op(OpCode::Fill)
+        .op(OpCode::Copy),
+        with_real(ops(
+            case("promotion", promotion),
+            &[B::Add, B::Multiply, B::Subtract].map(OpCode::Binary),
+        ))
+        .ops_for(real, &[OpCode::Cast]),
+        with_real(ops(
+            case("functions", functions),
+            &[
+                U::Sqrt,
+                U::Exp,
+                U::Log,
+                U::Sin,
+                U::Tanh,
+                U::Asinh,
+                U::Reciprocal,
+                U::Square,
+                U::Abs,
+            ]
+            .map(OpCode::Unary),
+        )),
+        with_real(ops(
+            case("conj_real_imag", conj_real_imag),
+            &[U::Conj, U::Real, U::Imag].map(OpCode::Unary),
+        )),
+        with_bool(ops(
+            case("equality", equality),
+            &[B::Equal, B::NotEqual].map(OpCode::Binary),
+        )),
+        ops(
+            case("reductions", reductions),
+            &[
+                OpCode::Reduce(ReduceOp::Sum),
+                OpCode::Reduce(ReduceOp::Prod),
+                OpCode::Binary(B::Divide),
+            ],
+        ),
+        case("matmul", matmul).op(OpCode::Matmul),
+        with_bool(case("where", where_).op(OpCode::Where)),
+        with_bool(with_real(case("astype", astype).op(OpCode::Cast))).ops_for(real, &[OpCode::Cast]),
+        with_bool(with_real(ops(
+            case("special_values", special_values),
+            &[
+                OpCode::Unary(U::Sqrt),
+                OpCode::Unary(U::Log),
+                OpCode::Unary(U::Exp),
+                OpCode::Unary(U::Abs),
+                OpCode::Unary(U::IsNan),
+                OpCode::Unary(U::IsInf),
+                OpCode::Binary(B::Divide),
+            ],
+        ))),
+    ]
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut cases: Vec<Case> = DTYPES.into_iter().flat_map(cases_for).collect();
+    cases.push(
+        Case::new("complex::c64_c128_round_trip", complex_to_complex)
+            .needs(Need::DType(DType::C64))
+            .needs(Need::DType(DType::C128))
+            .ops_for(DType::C64, &[OpCode::Cast])
+            .ops_for(DType::C128, &[OpCode::Cast]),
+    );
+    cases
+}
