@@ -160,8 +160,8 @@ fn err<E: std::fmt::Display>(e: E) -> String {
 fn check(world: &Communicator) -> Result<ExitCode, DistError> {
     let device = world.device();
     let caps = anydev::runtime().capabilities(device)?;
-    // Complex values are moved but not reduced by the MPI engine yet; the
-    // refusal is checked below.
+    // Complex values are moved but not reduced by the MPI engine yet
+    // (`check_reduce` refuses them, and its unit test says so).
     let dtypes: Vec<DType> = DType::ALL
         .into_iter()
         .filter(|d| caps.supports_dtype(*d) && !d.is_complex())
