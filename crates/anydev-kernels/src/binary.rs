@@ -2,7 +2,7 @@
 
 use crate::arith::{ge, gt, le, lift2, logaddexp, lt, maximum, minimum, Int, Num};
 use crate::dispatch::{with_any, with_bits, with_float, with_int, with_numeric};
-use crate::element::{Compute, Element, Float};
+use crate::element::{Compute, Float, Storage};
 use crate::error::{invalid, KernelError};
 use crate::iter::{GRAIN_CHEAP, GRAIN_HEAVY};
 use crate::map::{map2, Src};
@@ -10,7 +10,7 @@ use crate::tensor::HostTensor;
 use anydev_ops::{BinaryOp, DType, OpCode, Operand};
 
 /// The input as the engine sees it; a scalar must have the op's dtype.
-pub(crate) fn src<'a, T: Element>(o: &Operand<HostTensor<'a>>) -> Result<Src<'a, T>, KernelError> {
+pub(crate) fn src<'a, T: Storage>(o: &Operand<HostTensor<'a>>) -> Result<Src<'a, T>, KernelError> {
     match o {
         Operand::Tensor(t) => Ok(Src::Tensor(*t)),
         Operand::Scalar(s) => match T::from_scalar(*s) {

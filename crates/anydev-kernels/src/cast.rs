@@ -29,6 +29,11 @@ pub(crate) struct B128([u64; 2]);
 
 impl Storage for B128 {
     const DTYPE: DType = DType::C128;
+    /// Never a scalar: the byte movers take theirs as bits
+    /// ([`Bits::from_bits`]), and no c128 scalar reaches a kernel.
+    fn from_scalar(_: Scalar) -> Option<Self> {
+        None
+    }
 }
 
 /// The plain-bits types of the byte movers.

@@ -14,6 +14,8 @@ use std::fmt::Debug;
 /// engine, the reduction driver and the byte movers need.
 pub(crate) trait Storage: Copy + Default + PartialEq + Send + Sync + Debug + 'static {
     const DTYPE: DType;
+    /// The value of a scalar of this dtype, `None` for another dtype.
+    fn from_scalar(s: Scalar) -> Option<Self>;
 }
 
 /// One real (ordered) storage element type.
@@ -23,8 +25,6 @@ pub(crate) trait Element: Storage + PartialOrd {
     /// identities of `max` and `min`.
     const LOWEST: Self;
     const HIGHEST: Self;
-    /// The value of a scalar of this dtype, `None` for another dtype.
-    fn from_scalar(s: Scalar) -> Option<Self>;
     /// Exact value of a bool or integer (floats: truncated, saturated).
     fn to_i128(self) -> i128;
     fn to_f64(self) -> f64;
@@ -58,18 +58,18 @@ pub(crate) fn cast<S: Element, D: Element>(x: S) -> D {
 
 impl Storage for bool {
     const DTYPE: DType = DType::Bool;
-}
-
-impl Element for bool {
-    const IS_FLOAT: bool = false;
-    const LOWEST: Self = false;
-    const HIGHEST: Self = true;
     fn from_scalar(s: Scalar) -> Option<Self> {
         match s {
             Scalar::Bool(v) => Some(v),
             _ => None,
         }
     }
+}
+
+impl Element for bool {
+    const IS_FLOAT: bool = false;
+    const LOWEST: Self = false;
+    const HIGHEST: Self = true;
     #[inline(always)]
     fn to_i128(self) -> i128 {
         self as i128
@@ -92,18 +92,18 @@ macro_rules! int_element {
     ($($t:ty => $d:ident, $signed:expr;)*) => {$(
         impl Storage for $t {
             const DTYPE: DType = DType::$d;
-        }
-
-        impl Element for $t {
-            const IS_FLOAT: bool = false;
-            const LOWEST: Self = <$t>::MIN;
-            const HIGHEST: Self = <$t>::MAX;
             fn from_scalar(s: Scalar) -> Option<Self> {
                 match s {
                     Scalar::$d(v) => Some(v),
                     _ => None,
                 }
             }
+        }
+
+        impl Element for $t {
+            const IS_FLOAT: bool = false;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
             #[inline(always)]
             fn to_i128(self) -> i128 {
                 self as i128
@@ -207,18 +207,18 @@ macro_rules! float_element {
     ($($t:ident => $d:ident, $c:ty, $bits:ty, up: $up:expr, down: $down:expr, from_f: $ff:expr, from_i: $fi:expr;)*) => {$(
         impl Storage for $t {
             const DTYPE: DType = DType::$d;
-        }
-
-        impl Element for $t {
-            const IS_FLOAT: bool = true;
-            const LOWEST: Self = <$t>::NEG_INFINITY;
-            const HIGHEST: Self = <$t>::INFINITY;
             fn from_scalar(s: Scalar) -> Option<Self> {
                 match s {
                     Scalar::$d(v) => Some(v),
                     _ => None,
                 }
             }
+        }
+
+        impl Element for $t {
+            const IS_FLOAT: bool = true;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const HIGHEST: Self = <$t>::INFINITY;
             #[inline(always)]
             fn to_i128(self) -> i128 {
                 self.to_f64() as i128

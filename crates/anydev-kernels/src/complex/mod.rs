@@ -22,7 +22,6 @@ pub(crate) trait Cplx: Storage + Accum {
     type R: Element;
     fn up(self) -> Complex64;
     fn down(z: Complex64) -> Self;
-    fn from_scalar(s: Scalar) -> Option<Self>;
     fn from_parts(re: Self::R, im: Self::R) -> Self;
     fn re(self) -> Self::R;
     fn im(self) -> Self::R;
@@ -30,10 +29,22 @@ pub(crate) trait Cplx: Storage + Accum {
 
 impl Storage for Complex32 {
     const DTYPE: DType = DType::C64;
+    fn from_scalar(s: Scalar) -> Option<Self> {
+        match s {
+            Scalar::C64(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 impl Storage for Complex64 {
     const DTYPE: DType = DType::C128;
+    fn from_scalar(s: Scalar) -> Option<Self> {
+        match s {
+            Scalar::C128(v) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 impl Cplx for Complex32 {
@@ -45,12 +56,6 @@ impl Cplx for Complex32 {
     #[inline(always)]
     fn down(z: Complex64) -> Self {
         Complex32::new(z.re as f32, z.im as f32)
-    }
-    fn from_scalar(s: Scalar) -> Option<Self> {
-        match s {
-            Scalar::C64(v) => Some(v),
-            _ => None,
-        }
     }
     #[inline(always)]
     fn from_parts(re: f32, im: f32) -> Self {
@@ -75,12 +80,6 @@ impl Cplx for Complex64 {
     #[inline(always)]
     fn down(z: Complex64) -> Self {
         z
-    }
-    fn from_scalar(s: Scalar) -> Option<Self> {
-        match s {
-            Scalar::C128(v) => Some(v),
-            _ => None,
-        }
     }
     #[inline(always)]
     fn from_parts(re: f64, im: f64) -> Self {

@@ -2,6 +2,7 @@
 //! casts to and from every dtype, sums, products and scans.
 
 use super::{math, Cplx};
+use crate::binary::src;
 use crate::dispatch::with_any;
 use crate::element::{cast as cast_one, Element};
 use crate::error::{invalid, KernelError};
@@ -103,17 +104,6 @@ unsafe fn unary_typed<T: Cplx>(op: UnaryOp, x: &HostTensor, out: &HostTensor) ->
     };
     // SAFETY: forwarded from the caller.
     unsafe { map1(src, out, grain, |v: T| T::down(f(v.up()))) }
-}
-
-/// The input as the engine sees it; a scalar must have the op's dtype.
-fn src<'a, T: Cplx>(o: &Operand<HostTensor<'a>>) -> Result<Src<'a, T>, KernelError> {
-    match o {
-        Operand::Tensor(t) => Ok(Src::Tensor(*t)),
-        Operand::Scalar(s) => match T::from_scalar(*s) {
-            Some(v) => Ok(Src::Value(v)),
-            None => invalid(format!("scalar {s} ({}) where {} is required", s.dtype(), T::DTYPE)),
-        },
-    }
 }
 
 /// Runs `out = op(lhs, rhs)` for complex operands.
