@@ -817,16 +817,7 @@ fn reductions_sum_prod_all_any() {
             let out_n: usize = out_shape.iter().product();
             let mut groups = vec![Vec::new(); out_n];
             for (i, &z) in data.iter().enumerate() {
-                let mut rem = i;
-                let mut coords = vec![0; shape.len()];
-                for d in (0..shape.len()).rev() {
-                    coords[d] = rem % shape[d];
-                    rem /= shape[d];
-                }
-                let o = (0..shape.len()).fold(0, |acc, d| {
-                    acc * out_shape[d] + if out_shape[d] == 1 { 0 } else { coords[d] }
-                });
-                groups[o].push(z);
+                groups[reduced_index(i, &shape, &out_shape)].push(z);
             }
             for (o, group) in groups.iter().enumerate() {
                 let want = match op {

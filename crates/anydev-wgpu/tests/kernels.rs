@@ -123,16 +123,7 @@ fn reductions_over_any_axes_match_loops() {
                     let out_n: usize = out_shape.iter().product();
                     let mut groups = vec![Vec::new(); out_n];
                     for (i, &xi) in x.iter().enumerate() {
-                        let mut rem = i;
-                        let mut coords = vec![0; shape.len()];
-                        for d in (0..shape.len()).rev() {
-                            coords[d] = rem % shape[d];
-                            rem /= shape[d];
-                        }
-                        let o = (0..shape.len()).fold(0, |acc, d| {
-                            acc * out_shape[d] + if out_shape[d] == 1 { 0 } else { coords[d] }
-                        });
-                        groups[o].push(round_to(dtype, xi));
+                        groups[reduced_index(i, &shape, &out_shape)].push(round_to(dtype, xi));
                     }
                     for (o, group) in groups.iter().enumerate() {
                         let want = if dtype.is_integer() && matches!(op, ReduceOp::Sum | ReduceOp::Prod) {

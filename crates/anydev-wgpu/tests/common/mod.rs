@@ -368,3 +368,17 @@ pub fn int_range(dtype: DType) -> (i128, i128) {
         (0, (1i128 << bits) - 1)
     }
 }
+
+/// The row-major index in a reduction's output (`out_shape`: `shape` with
+/// the reduced axes of length 1) of the input element at row-major `i`.
+pub fn reduced_index(i: usize, shape: &[usize], out_shape: &[usize]) -> usize {
+    let mut rem = i;
+    let mut coords = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        coords[d] = rem % shape[d];
+        rem /= shape[d];
+    }
+    (0..shape.len()).fold(0, |acc, d| {
+        acc * out_shape[d] + if out_shape[d] == 1 { 0 } else { coords[d] }
+    })
+}
