@@ -172,6 +172,15 @@ pub fn register_kernel(op: &str, kind: &str, kernel: Kernel) -> Result<()> {
     Ok(())
 }
 
+/// Defines `def` and registers its `cpu` kernel: how the built-in
+/// extensions (`linalg`, `fft`), whose other device kinds have no kernel
+/// yet, declare their ops.
+pub(crate) fn define_host_op(def: OpDef, kernel: Kernel) -> Result<()> {
+    let name = def.name.clone();
+    define_op(def)?;
+    register_kernel(&name, HOST_KIND, kernel)
+}
+
 fn form(kernel: &Kernel) -> &'static str {
     match kernel {
         Kernel::Host(_) => "host",

@@ -350,13 +350,15 @@ fn defined() -> Result<()> {
             ];
             for (name, inputs, attrs, shape_rule, kernel) in ops {
                 let name = format!("linalg::{name}");
-                ext::define_op(OpDef {
-                    name: name.clone(),
-                    inputs,
-                    attrs,
-                    shape_rule,
-                })?;
-                ext::register_kernel(&name, "cpu", kernel)?;
+                ext::define_host_op(
+                    OpDef {
+                        name,
+                        inputs,
+                        attrs,
+                        shape_rule,
+                    },
+                    kernel,
+                )?;
             }
             Ok(())
         })

@@ -221,13 +221,15 @@ fn defined() -> Result<()> {
             ];
             for (name, attrs, shape_rule, kernel) in ops {
                 let name = format!("fft::{name}");
-                ext::define_op(OpDef {
-                    name: name.clone(),
-                    inputs: 1,
-                    attrs,
-                    shape_rule,
-                })?;
-                ext::register_kernel(&name, "cpu", kernel)?;
+                ext::define_host_op(
+                    OpDef {
+                        name,
+                        inputs: 1,
+                        attrs,
+                        shape_rule,
+                    },
+                    kernel,
+                )?;
             }
             Ok(())
         })
