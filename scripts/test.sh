@@ -3,6 +3,11 @@
 # of every crate. Run from anywhere in the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# CI builds once from a clean clone: incremental caches would only cost it
+# disk (many gigabytes across the workspace, Python and MPI builds) and time.
+if [ "${CI:-}" = true ]; then
+  export CARGO_INCREMENTAL=0
+fi
 scripts/ensure-vulkan.sh
 
 cargo fmt --all -- --check
