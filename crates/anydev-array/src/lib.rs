@@ -42,6 +42,7 @@ mod elementwise;
 pub mod extension;
 mod factorize;
 pub mod fft;
+mod foreign;
 mod format;
 mod indexing;
 mod linalg;
@@ -58,7 +59,7 @@ mod transfer;
 mod update;
 mod view;
 
-pub use anydev_core::{DType, Device, Error, Result, Runtime, Scalar};
+pub use anydev_core::{DType, Device, Error, ForeignHost, Result, Runtime, Scalar};
 pub use array::Array;
 pub use context::{new_stream, runtime, with_runtime, with_stream, RuntimeGuard, StreamGuard};
 pub use creation::{

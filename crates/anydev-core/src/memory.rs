@@ -47,6 +47,65 @@ pub trait Allocation: Any + Send + Sync {
     }
 }
 
+/// Host memory that another allocator owns (a NumPy array, a memory-mapped
+/// file, a buffer from C), lent to anydev without a copy. It lives as long
+/// as its `owner`, which is dropped when anydev no longer needs the memory:
+/// an owner holding a reference count or a deleter gives it back then.
+/// Only backends whose kernels run on the host accept it (`cpu`).
+pub struct ForeignHost {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    _owner: Box<dyn Any + Send + Sync>,
+}
+
+// SAFETY: the memory is plain host memory whose users the runtime orders
+// (one op writes a buffer at a time, reads follow the write); `new`'s
+// contract makes it valid from any thread for as long as the owner lives.
+unsafe impl Send for ForeignHost {}
+// SAFETY: as for `Send`; `&ForeignHost` hands out only the address.
+unsafe impl Sync for ForeignHost {}
+
+impl ForeignHost {
+    /// Lends `len` bytes at `ptr` to anydev until `owner` is dropped.
+    ///
+    /// # Safety
+    ///
+    /// For as long as `owner` lives, the `len` bytes from `ptr` must be
+    /// valid for reads and writes from any thread and must not be freed or
+    /// moved; whoever else uses them must not write them while anydev
+    /// does (as with two views of one NumPy array).
+    pub unsafe fn new(ptr: std::ptr::NonNull<u8>, len: usize, owner: Box<dyn Any + Send + Sync>) -> ForeignHost {
+        ForeignHost {
+            ptr,
+            len,
+            _owner: owner,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The address of the first byte.
+    pub fn ptr(&self) -> std::ptr::NonNull<u8> {
+        self.ptr
+    }
+}
+
+impl Allocation for ForeignHost {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn host_ptr(&self) -> Option<*mut u8> {
+        Some(self.ptr.as_ptr())
+    }
+}
+
 /// Handle to a piece of memory as one device uses it: the bytes, where they
 /// live, which device owns them, which backend made them, and the ordering
 /// record of their pending uses. Arrays share buffers through `Arc`.

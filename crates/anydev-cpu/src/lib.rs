@@ -12,7 +12,7 @@ mod properties;
 use anydev_core::backend::{check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
 use anydev_core::extension::{Attrs, HostTensor as ExtTensor, HostTensorMut as ExtTensorMut, KernelBody};
-use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
+use anydev_core::memory::{Allocation, Buffer, ForeignHost, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode};
 use anydev_core::stream::{Event, Stream};
 use anydev_core::{BackendProvider, DType, Device, Error, Result};
@@ -88,8 +88,11 @@ impl CpuBackend {
         if let Some(own) = allocation.downcast_ref::<HostAllocation>() {
             return Ok(own.view());
         }
-        match allocation.downcast_ref::<MappedHost>() {
-            Some(mapped) => Ok(mapped.view()),
+        if let Some(mapped) = allocation.downcast_ref::<MappedHost>() {
+            return Ok(mapped.view());
+        }
+        match allocation.downcast_ref::<ForeignHost>() {
+            Some(lent) => Ok(HostView::lent(lent)),
             None => Err(not_host_memory(buffer)),
         }
     }
@@ -123,7 +126,7 @@ impl Default for CpuBackend {
 fn not_host_memory(buffer: &Buffer) -> Error {
     Error::backend(
         NAME,
-        format!("{buffer:?} was neither allocated nor mapped by the cpu backend"),
+        format!("{buffer:?} was neither allocated, mapped nor lent to the cpu backend"),
     )
 }
 

@@ -3,7 +3,7 @@
 //! This is one of the few modules with `unsafe`: it owns raw host memory
 //! and is the only place that reads or writes it outside the kernels.
 
-use anydev_core::memory::{Allocation, Buffer, MemoryCounter};
+use anydev_core::memory::{Allocation, Buffer, ForeignHost, MemoryCounter};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::any::Any;
 use std::ptr::NonNull;
@@ -232,6 +232,14 @@ unsafe impl Send for HostView {}
 unsafe impl Sync for HostView {}
 
 impl HostView {
+    /// The view of host memory lent by another allocator.
+    pub fn lent(memory: &ForeignHost) -> HostView {
+        HostView {
+            ptr: memory.ptr(),
+            len: memory.len(),
+        }
+    }
+
     /// The address `offset` bytes in, when `offset <= len`.
     pub fn ptr_at(&self, offset: usize) -> Option<*mut u8> {
         // SAFETY: `offset <= len` keeps the result inside (or one past) the block.

@@ -1,0 +1,101 @@
+//! Arrays over host memory that another library owns (a NumPy array, a
+//! DLPack producer's tensor, a memory-mapped file), used in place: the
+//! zero-copy half of interchange. The memory stays the owner's; anydev
+//! keeps the owner alive for as long as an array or view uses it.
+
+use crate::array::{Array, Storage};
+use crate::context::{runtime, DeviceCtx};
+use crate::shape;
+use anydev_core::{Buffer, DType, Device, Error, ForeignHost, MemoryKind, Result};
+use std::sync::Arc;
+
+const OP: &str = "from_foreign_host";
+
+impl Array {
+    /// An array on `cpu:0` whose elements are `memory`'s bytes, without a
+    /// copy: element `idx` lies at element `offset + Σ idx[d]·strides[d]`
+    /// of the memory (strides in elements, possibly zero or negative).
+    /// Writes through the array are writes to the owner's memory, and the
+    /// owner's writes show in the array, as between two NumPy views.
+    ///
+    /// Errors: a stride list whose length is not the shape's, an element
+    /// outside the memory, or an address not aligned for `dtype` (the host
+    /// kernels read elements in place) are `InvalidArgument`; a runtime
+    /// without `cpu:0` is `DeviceUnavailable`.
+    pub fn from_foreign_host(
+        memory: ForeignHost,
+        dtype: DType,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Array> {
+        if strides.len() != shape.len() {
+            return Err(Error::invalid_argument(
+                OP,
+                format!("{} strides for a shape of {} dimensions", strides.len(), shape.len()),
+            ));
+        }
+        let size = shape::checked_size(OP, shape)?;
+        let item = dtype.size();
+        let base = (memory.ptr().as_ptr() as usize).wrapping_add(offset.wrapping_mul(item));
+        if base % alignment(dtype) != 0 {
+            return Err(Error::invalid_argument(
+                OP,
+                format!("element 0 at address {base:#x} is not aligned for {dtype}"),
+            ));
+        }
+        if size > 0 {
+            let (low, high) =
+                extent(shape, strides, offset).ok_or_else(|| Error::invalid_argument(OP, "the strides overflow"))?;
+            let end = high.checked_add(1).and_then(|n| n.checked_mul(item as i128));
+            if low < 0 || end.is_none_or(|end| end > memory.len() as i128) {
+                return Err(Error::invalid_argument(
+                    OP,
+                    format!(
+                        "shape {shape:?} with strides {strides:?} from element {offset} reaches elements \
+                         {low}..={high} of {dtype}, outside the {} bytes lent",
+                        memory.len()
+                    ),
+                ));
+            }
+        }
+        let ctx = DeviceCtx::get(runtime(), Device::cpu())?;
+        let len = memory.len();
+        let buffer = Buffer::new(
+            ctx.device,
+            len,
+            MemoryKind::System,
+            Arc::clone(&ctx.backend),
+            Box::new(memory),
+        );
+        Ok(Array {
+            storage: Arc::new(Storage { buffer, ctx }),
+            dtype,
+            shape: shape.into(),
+            strides: strides.into(),
+            offset,
+        })
+    }
+}
+
+/// The lowest and highest element index a strided layout touches (in
+/// `i128`, so no real layout overflows); the shape has no zero extent.
+fn extent(shape: &[usize], strides: &[isize], offset: usize) -> Option<(i128, i128)> {
+    shape
+        .iter()
+        .zip(strides)
+        .try_fold((offset as i128, offset as i128), |(low, high), (&n, &stride)| {
+            let reach = (n as i128 - 1).checked_mul(stride as i128)?;
+            Some(if reach < 0 {
+                (low + reach, high)
+            } else {
+                (low, high + reach)
+            })
+        })
+}
+
+/// The alignment the host kernels need for an element of `dtype`: its
+/// size, or its component's for complex dtypes.
+fn alignment(dtype: DType) -> usize {
+    dtype.real_dtype().size()
+}
