@@ -6,25 +6,30 @@
 //! plugin devices, CUDA for now) is exported only as a host copy, on
 //! request (`copy=True` or `dl_device=(kDLCPU, 0)`).
 //!
-//! Import (`from_dlpack`) copies: the core cannot yet wrap memory it did
-//! not allocate, so `copy=False` is a `BufferError` that says so.
+//! Import (`from_dlpack`, `asarray`) uses the producer's host memory in
+//! place on `cpu:0` (`Array::from_foreign_host`), keeping the producer's
+//! tensor until the last array over it is gone; read-only, empty or
+//! misaligned memory, another target device and `copy=True` copy instead,
+//! and `copy=False` refuses to copy.
 
 use crate::array::{unshared, PyArray};
 use crate::device::{device_of, PyDevice};
 use crate::dtype::with_element;
 use crate::errors::{compute, to_py};
-use anydev::{Array, DType, Device, Element, MemoryKind};
+use anydev::{Array, DType, Device, Element, ForeignHost, MemoryKind};
 use anydev_core::ordering::Access;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::ffi::{c_void, CStr};
+use std::sync::Arc;
 
 // The structs of dlpack.h (DLPack 1.1), field for field.
 
 const KDL_CPU: i32 = 1;
 /// Devices DLPack has no code for (simulators, wgpu, vendor plugins).
 const KDL_EXT_DEV: i32 = 12;
+const FLAG_READ_ONLY: u64 = 1;
 const FLAG_IS_COPIED: u64 = 2;
 
 const LEGACY: &CStr = c"dltensor";
@@ -382,7 +387,7 @@ unsafe fn dims<'a>(ptr: *const i64, n: usize) -> Option<&'a [i64]> {
 unsafe fn gather(t: &DLTensor, itemsize: usize) -> Vec<u8> {
     let ndim = t.ndim as usize;
     // SAFETY: DLPack guarantees `ndim` entries of shape (and of strides
-    // unless null, which means row-major); `read_tensor` checked the shape.
+    // unless null, which means row-major); `layout` checked the shape.
     let shape = unsafe { dims(t.shape, ndim) }.unwrap_or_default();
     let contiguous = row_major(shape);
     // SAFETY: as above.
@@ -421,20 +426,72 @@ fn upload(bytes: &[u8], shape: &[usize], dtype: DType, device: Device) -> anydev
     })
 }
 
-/// What a consumed capsule held: dtype, shape and the copied bytes.
-struct Imported {
-    dtype: DType,
-    shape: Vec<usize>,
-    bytes: Vec<u8>,
+/// Calls the producer's deleter, once, when the last holder of the tensor
+/// (an import in progress, or the arrays lent its memory) lets go.
+enum Release {
+    Versioned(*mut DLManagedTensorVersioned),
+    Legacy(*mut DLManagedTensor),
 }
 
-/// Reads the tensor in a `dltensor[_versioned]` capsule, marks the capsule
-/// used and calls the producer's deleter.
-fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Imported> {
+// SAFETY: DLPack lets the consumer call the deleter from any thread, and
+// `drop` holds the GIL while it does (deleters release Python objects).
+// Until then the struct is only read.
+unsafe impl Send for Release {}
+// SAFETY: as for `Send`; shared references only read the struct.
+unsafe impl Sync for Release {}
+
+impl Release {
+    fn tensor(&self) -> &DLTensor {
+        // SAFETY: the managed struct lives until the deleter runs, in `drop`.
+        unsafe {
+            match *self {
+                Release::Versioned(m) => &(*m).dl_tensor,
+                Release::Legacy(m) => &(*m).dl_tensor,
+            }
+        }
+    }
+
+    /// Whether the producer forbids writes (DLPack 1.0's read-only flag;
+    /// legacy capsules have no flags).
+    fn read_only(&self) -> bool {
+        // SAFETY: as in `tensor`.
+        matches!(*self, Release::Versioned(m) if unsafe { (*m).flags } & FLAG_READ_ONLY != 0)
+    }
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        // At interpreter shutdown nothing can be handed back any more, and
+        // the memory goes with the process.
+        Python::try_attach(|_| {
+            // SAFETY: the deleter is the producer's, called exactly once,
+            // here, on the struct it was handed out with.
+            unsafe {
+                match *self {
+                    Release::Versioned(m) => {
+                        if let Some(d) = (*m).deleter {
+                            d(m)
+                        }
+                    }
+                    Release::Legacy(m) => {
+                        if let Some(d) = (*m).deleter {
+                            d(m)
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Takes the tensor out of a `dltensor[_versioned]` capsule: marks the
+/// capsule used, so the producer's deleter now runs when the returned
+/// value (and every array lent its memory) is gone.
+fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Arc<Release>> {
     let raw = capsule.as_ptr();
     // SAFETY: the capsule came from a `__dlpack__` call; its name says
-    // which struct its pointer is, and the producer keeps the memory alive
-    // until its deleter runs, which happens below, after the copy.
+    // which struct its pointer is. A capsule that is not taken stays the
+    // capsule's to release.
     unsafe {
         if ffi::PyCapsule_IsValid(raw, VERSIONED.as_ptr()) == 1 {
             let m = ffi::PyCapsule_GetPointer(raw, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
@@ -445,20 +502,12 @@ fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Imported> {
                     (*m).version.minor
                 )));
             }
-            let read = read_tensor(&(*m).dl_tensor);
             ffi::PyCapsule_SetName(raw, VERSIONED_USED.as_ptr());
-            if let Some(d) = (*m).deleter {
-                d(m);
-            }
-            read
+            Ok(Arc::new(Release::Versioned(m)))
         } else if ffi::PyCapsule_IsValid(raw, LEGACY.as_ptr()) == 1 {
             let m = ffi::PyCapsule_GetPointer(raw, LEGACY.as_ptr()) as *mut DLManagedTensor;
-            let read = read_tensor(&(*m).dl_tensor);
             ffi::PyCapsule_SetName(raw, LEGACY_USED.as_ptr());
-            if let Some(d) = (*m).deleter {
-                d(m);
-            }
-            read
+            Ok(Arc::new(Release::Legacy(m)))
         } else {
             Err(PyTypeError::new_err(
                 "__dlpack__ did not return an unused DLPack capsule",
@@ -467,11 +516,9 @@ fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Imported> {
     }
 }
 
-/// The tensor's dtype, shape and bytes (host memory only).
-///
-/// # Safety
-/// `t` is a live tensor from a DLPack capsule.
-unsafe fn read_tensor(t: &DLTensor) -> PyResult<Imported> {
+/// The tensor's dtype and shape, when anydev can take it: host memory of a
+/// dtype anydev has.
+fn layout(t: &DLTensor) -> PyResult<(DType, Vec<usize>)> {
     if t.device.device_type != KDL_CPU {
         return Err(PyBufferError::new_err(format!(
             "anydev imports host memory (kDLCPU) only, not DLPack device type {}",
@@ -484,31 +531,60 @@ unsafe fn read_tensor(t: &DLTensor) -> PyResult<Imported> {
             t.dtype.code, t.dtype.bits, t.dtype.lanes
         ))
     })?;
-    // SAFETY: the caller's contract.
+    // SAFETY: DLPack gives `ndim` shape entries.
     let shape = unsafe { dims(t.shape, t.ndim as usize) }
         .ok_or_else(|| PyBufferError::new_err("a DLPack tensor without a shape"))?;
-    // SAFETY: the caller's contract; the shape is there.
-    let bytes = unsafe { gather(t, dtype.size()) };
-    Ok(Imported {
-        dtype,
-        shape: shape.iter().map(|&d| d as usize).collect(),
-        bytes,
-    })
+    if shape.iter().any(|&d| d < 0) {
+        return Err(PyBufferError::new_err(format!("a DLPack tensor of shape {shape:?}")));
+    }
+    Ok((dtype, shape.iter().map(|&d| d as usize).collect()))
 }
 
-/// A copy of a DLPack producer's host tensor on `device` (cpu:0 unless
-/// given). anydev arrays import without DLPack.
+/// An array on `cpu:0` over the producer's memory, without a copy, or why
+/// there cannot be one (read-only or empty memory, misaligned elements).
+fn lend(release: &Arc<Release>, dtype: DType, shape: &[usize]) -> Result<Array, String> {
+    if release.read_only() {
+        return Err("the producer exports its memory read-only".into());
+    }
+    let t = release.tensor();
+    if shape.contains(&0) || t.data.is_null() {
+        return Err("the tensor has no memory to share".into());
+    }
+    let contiguous = row_major(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>());
+    // SAFETY: DLPack gives `ndim` stride entries unless the pointer is null
+    // (row-major).
+    let strides = unsafe { dims(t.strides, t.ndim as usize) }.unwrap_or(&contiguous);
+    // The lowest and highest element the layout reaches, from element 0.
+    let (low, high) = shape.iter().zip(strides).fold((0i64, 0i64), |(low, high), (&n, &s)| {
+        let reach = (n as i64 - 1).saturating_mul(s);
+        (low + reach.min(0), high + reach.max(0))
+    });
+    let item = dtype.size() as i64;
+    let first = (t.data as *mut u8)
+        .wrapping_add(t.byte_offset as usize)
+        .wrapping_offset((low * item) as isize);
+    let ptr = std::ptr::NonNull::new(first).ok_or("the tensor's memory is at address 0")?;
+    let len = ((high - low + 1) * item) as usize;
+    // SAFETY: the producer keeps every element of the tensor, `low..=high`
+    // from element 0, alive and writable (it is not read-only) until its
+    // deleter runs, which the owner, a holder of `release`, delays. Writes
+    // by the producer's other views are the caller's to order, as between
+    // two NumPy views.
+    let memory = unsafe { ForeignHost::new(ptr, len, Box::new(Arc::clone(release))) };
+    let strides: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
+    Array::from_foreign_host(memory, dtype, shape, &strides, (-low) as usize).map_err(|e| e.to_string())
+}
+
+/// A DLPack producer's host tensor on `device` (cpu:0 unless given).
+/// On cpu:0 the array uses the producer's memory in place when it can
+/// (writable, aligned, not empty) unless `copy=True`; elsewhere, and when
+/// it cannot, it is a copy, which `copy=False` refuses. anydev arrays
+/// import without DLPack.
 pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, copy: Option<bool>) -> PyResult<Array> {
     if let Ok(a) = x.cast::<PyArray>() {
         let a = a.get().inner.clone();
         let target = device_of(device).unwrap_or(a.device());
         return compute(py, || unshared(a.to_device(target)?, &a, copy == Some(true)));
-    }
-    if copy == Some(false) {
-        return Err(PyBufferError::new_err(
-            "anydev cannot use another library's memory in place yet (the core cannot wrap foreign memory); \
-             from_dlpack copies, so copy=False cannot be honoured",
-        ));
     }
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item("max_version", (1, 1))?;
@@ -518,12 +594,26 @@ pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, co
         Err(e) if e.is_instance_of::<PyTypeError>(py) => x.call_method0("__dlpack__")?,
         Err(e) => return Err(e),
     };
-    let imported = consume(&capsule)?;
-    let device = match device_of(device) {
-        Some(d) => d,
-        None => "cpu:0".parse().map_err(to_py)?,
+    let release = consume(&capsule)?;
+    let (dtype, shape) = layout(release.tensor())?;
+    let target = device_of(device).unwrap_or(Device::cpu());
+    let lent = match copy {
+        Some(true) => Err("a copy was asked for".to_owned()),
+        _ if target != Device::cpu() => Err(format!("the array goes to {target}, not the host")),
+        _ => lend(&release, dtype, &shape),
     };
-    compute(py, || upload(&imported.bytes, &imported.shape, imported.dtype, device))
+    match lent {
+        Ok(array) => Ok(array),
+        Err(why) if copy == Some(false) => Err(PyBufferError::new_err(format!(
+            "from_dlpack(copy=False) cannot use the producer's memory in place: {why}"
+        ))),
+        Err(_) => {
+            // SAFETY: the tensor's memory is live while `release` is held.
+            let bytes = unsafe { gather(release.tensor(), dtype.size()) };
+            drop(release);
+            compute(py, || upload(&bytes, &shape, dtype, target))
+        }
+    }
 }
 
 #[pyfunction]

@@ -130,16 +130,66 @@ def test_from_dlpack_copies_numpy_arrays_to_any_device(device, dtype):
         assert xp.asarray(a).device == device
 
 
-def test_from_dlpack_is_a_copy_until_the_core_wraps_foreign_memory():
-    a = np.array([1.0, 2.0])
-    x = xp.from_dlpack(a)
-    assert x.device == CPU
-    a[0] = 9.0
-    assert float(x[0]) == 1.0
-    with pytest.raises(BufferError, match="in place"):
-        xp.from_dlpack(a, copy=False)
+def test_from_dlpack_uses_writable_host_memory_in_place():
+    a = np.arange(12.0).reshape(3, 4)
+    for source, view in ((a, lambda b: b), (a[::-1, 1::2], lambda b: b[::-1, 1::2]), (a.T, lambda b: b.T)):
+        x = xp.from_dlpack(source)
+        assert x.device == CPU
+        a[2, 1] = -1.0
+        np.testing.assert_array_equal(np.from_dlpack(x, copy=True), view(a))
+        x[0, 0] = 100.0
+        assert source[0, 0] == 100.0
+    # asarray takes the same path; copy=True is a copy.
+    y = xp.asarray(a)
+    a[0, 0] = 7.0
+    assert float(y[0, 0]) == 7.0
+    z = xp.from_dlpack(a, copy=True)
+    a[0, 0] = 8.0
+    assert float(z[0, 0]) == 7.0
     with pytest.raises(AttributeError):
         xp.from_dlpack([1.0])
+
+
+def test_the_producer_lives_as_long_as_an_array_uses_its_memory():
+    import gc
+    import weakref
+
+    a = np.arange(6.0)
+    alive = weakref.ref(a)
+    x = xp.from_dlpack(a)[2:]
+    del a
+    gc.collect()
+    assert alive() is not None
+    np.testing.assert_array_equal(np.from_dlpack(x, copy=True), [2.0, 3.0, 4.0, 5.0])
+    del x
+    gc.collect()
+    assert alive() is None
+
+
+def test_memory_that_cannot_be_shared_is_copied_or_refused():
+    ro = np.arange(3.0)
+    ro.flags.writeable = False
+    x = xp.from_dlpack(ro)
+    assert float(x[1]) == 1.0
+    with pytest.raises(BufferError, match="read-only"):
+        xp.from_dlpack(ro, copy=False)
+    # An f8 array one byte into its memory: its elements are misaligned.
+    raw = np.zeros(8 * 4 + 1, dtype=np.uint8)
+    misaligned = raw[1:33].view(np.float64)
+    misaligned[:] = [1.0, 2.0, 3.0, 4.0]
+    np.testing.assert_array_equal(np.from_dlpack(xp.from_dlpack(misaligned), copy=True), [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(BufferError, match="aligned"):
+        xp.from_dlpack(misaligned, copy=False)
+    assert xp.from_dlpack(np.zeros((0, 3))).shape == (0, 3)
+
+
+def test_importing_to_another_device_copies(remote_device):
+    a = np.array([1.0, 2.0], dtype=np.float32)
+    x = xp.from_dlpack(a, device=remote_device)
+    a[0] = 5.0
+    assert x.device == remote_device and float(x[0]) == 1.0
+    with pytest.raises(BufferError, match="copy=False"):
+        xp.from_dlpack(a, device=remote_device, copy=False)
 
 
 def test_from_dlpack_of_an_anydev_array_is_that_array(host_device):
