@@ -9,6 +9,13 @@ if [ "${CI:-}" = true ]; then
   export CARGO_INCREMENTAL=0
 fi
 scripts/ensure-vulkan.sh
+# Without a display session Mesa's Vulkan device-select layer makes
+# libwayland print "error: XDG_RUNTIME_DIR is invalid" in every test log;
+# with no display there is no default GPU for it to find (the CLI does the
+# same, see quiet_vulkan_device_select in crates/anydev-cli).
+if [ ! -d "${XDG_RUNTIME_DIR:-}" ]; then
+  export NODEVICE_SELECT="${NODEVICE_SELECT:-1}"
+fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -48,6 +48,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    quiet_vulkan_device_select();
     let cli = Cli::parse();
     match cli.command {
         Command::Accuracy(args) => accuracy::main(args),
@@ -75,5 +76,20 @@ fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }
         }
+    }
+}
+
+/// Mesa's Vulkan device-select layer asks the Wayland display which GPU is
+/// the default, and without a session (no `XDG_RUNTIME_DIR`: servers, CI,
+/// containers) libwayland prints "error: XDG_RUNTIME_DIR is invalid or not
+/// set" on stderr, which reads like anydev failing. With no display there
+/// is no default to find, so the layer is turned off (its documented
+/// `NODEVICE_SELECT` switch); wgpu still sees every adapter. This runs
+/// first in `main`, before any thread exists, as setting the environment
+/// requires.
+fn quiet_vulkan_device_select() {
+    let session = std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|dir| std::path::Path::new(&dir).is_dir());
+    if !session && std::env::var_os("NODEVICE_SELECT").is_none() {
+        std::env::set_var("NODEVICE_SELECT", "1");
     }
 }
