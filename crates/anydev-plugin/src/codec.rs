@@ -888,19 +888,22 @@ mod tests {
         let err = encode_extension(&nul, enc, |_| ()).unwrap_err();
         assert!(err.message.contains("NUL"), "{err}");
         encode_extension(&call, enc, |raw| {
-            let mut attrs = [AnydevAttribute::zeroed()];
             // SAFETY: one attribute, alive here.
-            attrs[0] = unsafe { *raw.attributes };
-            attrs[0].int_value = 999;
-            let mut bad = *raw;
-            bad.attributes = attrs.as_ptr();
-            // SAFETY: every pointer of `bad` is alive for this closure.
-            let err = unsafe { decode_extension(&bad) }.unwrap_err();
+            let good = unsafe { *raw.attributes };
+            let with_attr = |attr: AnydevAttribute| {
+                let attrs = [attr];
+                let bad = AnydevExtensionCall {
+                    attributes: attrs.as_ptr(),
+                    ..*raw
+                };
+                // SAFETY: every pointer of `bad` is alive for this closure.
+                unsafe { decode_extension(&bad) }.map(|_| ()).unwrap_err()
+            };
+            let err = with_attr(AnydevAttribute { int_value: 999, ..good });
             assert!(err.message.contains("unknown dtype code 999"), "{err}");
-            attrs[0].kind = 99;
-            // SAFETY: as above.
-            let err = unsafe { decode_extension(&bad) }.unwrap_err();
+            let err = with_attr(AnydevAttribute { kind: 99, ..good });
             assert!(err.message.contains("kind 99"), "{err}");
+            let mut bad = *raw;
             bad.op_name = std::ptr::null();
             // SAFETY: as above.
             let err = unsafe { decode_extension(&bad) }.unwrap_err();
