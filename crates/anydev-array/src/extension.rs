@@ -213,11 +213,19 @@ pub fn kernel_kinds(op: &str) -> Result<Vec<String>> {
         .ok_or_else(|| unknown(&registry, op))
 }
 
-/// The extension ops `device` can run: those with a kernel registered for
-/// its kind, and those its plugin implements itself (whether or not a
+/// The extension ops `device` (in this thread's runtime) can run: those
+/// with a kernel registered for its kind, the built-in extensions'
+/// included, and those its plugin implements itself (whether or not a
 /// library has defined them yet), sorted and without repeats.
 pub fn device_ops(device: Device) -> Result<Vec<String>> {
-    let backend = crate::context::runtime().backend(device)?;
+    device_ops_in(crate::context::runtime(), device)
+}
+
+/// [`device_ops`] for a device of `runtime`.
+pub fn device_ops_in(runtime: &anydev_core::Runtime, device: Device) -> Result<Vec<String>> {
+    let backend = runtime.backend(device)?;
+    crate::factorize::defined()?;
+    crate::fft::kernels::defined()?;
     let mut ops: Vec<String> = read()
         .iter()
         .filter(|(_, e)| e.kernels.contains_key(device.kind().as_str()))
