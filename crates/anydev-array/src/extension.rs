@@ -6,10 +6,13 @@
 //! attributes, and a shape rule that computes the outputs' dtypes and
 //! shapes without running anything. Kernels are registered per device kind
 //! ([`register_kernel`]), by whoever supports that kind: a host function
-//! for `cpu`, WGSL for `wgpu`, CUDA C++ for `cuda`. A call ([`call`]) validates its arguments
-//! against the schema, puts its outputs on the inputs' device (the
-//! placement rules of built-in ops), allocates them, and runs the kernel of
-//! that device's kind. A kind without a kernel is [`Error::NoKernel`],
+//! for `cpu`, WGSL for `wgpu`, CUDA C++ for `cuda`; a device plugin may
+//! also implement named ops itself, behind the C ABI (1.4). A call
+//! ([`call`]) validates its arguments against the schema, puts its outputs
+//! on the inputs' device (the placement rules of built-in ops), allocates
+//! them, and runs, in this order of preference: the kernel registered for
+//! that device's kind, or the device's own implementation when it lists
+//! the op and accepts the call. Otherwise the call is [`Error::NoKernel`],
 //! naming the kinds that have one; running the `cpu` kernel instead (and
 //! moving the data there and back) happens only when the caller opts in,
 //! per call or per op, and is counted ([`host_fallbacks`]).
@@ -199,13 +202,39 @@ pub fn set_host_fallback(op: &str, allow: bool) -> Result<()> {
     Ok(())
 }
 
-/// The device kinds `op` has kernels for, sorted.
+/// The device kinds with a kernel registered for `op` in this process,
+/// sorted. (Plugin kinds whose devices implement `op` themselves are named
+/// by [`Error::NoKernel`] and listed per device by [`device_ops`].)
 pub fn kernel_kinds(op: &str) -> Result<Vec<String>> {
     let registry = read();
     registry
         .get(op)
         .map(|e| e.kernels.keys().cloned().collect())
         .ok_or_else(|| unknown(&registry, op))
+}
+
+/// The extension ops `device` (in this thread's runtime) can run: those
+/// with a kernel registered for its kind, the built-in extensions'
+/// included, and those its plugin implements itself (whether or not a
+/// library has defined them yet), sorted and without repeats.
+pub fn device_ops(device: Device) -> Result<Vec<String>> {
+    device_ops_in(crate::context::runtime(), device)
+}
+
+/// [`device_ops`] for a device of `runtime`.
+pub fn device_ops_in(runtime: &anydev_core::Runtime, device: Device) -> Result<Vec<String>> {
+    let backend = runtime.backend(device)?;
+    crate::factorize::defined()?;
+    crate::fft::kernels::defined()?;
+    let mut ops: Vec<String> = read()
+        .iter()
+        .filter(|(_, e)| e.kernels.contains_key(device.kind().as_str()))
+        .map(|(name, _)| name.clone())
+        .collect();
+    ops.extend(backend.extension_ops(device.index()));
+    ops.sort();
+    ops.dedup();
+    Ok(ops)
 }
 
 /// How many calls have run on the host instead of their inputs' device
@@ -236,21 +265,68 @@ pub fn call_with(op: &str, inputs: &[&Array], attrs: &Attrs, options: CallOption
         return Err(Error::invalid_argument(op, "the shape rule gave no outputs"));
     }
     if let Some(kernel) = kernels.get(device.kind().as_str()) {
-        return run(op, kernel, inputs, &outputs, attrs);
+        return run(op, &Body::Registered(kernel), inputs, &outputs, attrs);
+    }
+    let index = device.index();
+    let listed = ctx.backend.extension_ops(index).iter().any(|o| o == op);
+    let accepted = listed && ctx.backend.extension_supported(index, op, &metas, &outputs, attrs)?;
+    if accepted {
+        return run(op, &Body::Device, inputs, &outputs, attrs);
     }
     let host = kernels.get(HOST_KIND).filter(|_| options.host_fallback || op_fallback);
     let Some(host) = host else {
+        if listed {
+            return Err(Error::Unsupported {
+                op: format!("{op}({})", signature(&metas, &outputs)),
+                dtype: metas[0].dtype,
+                device,
+            });
+        }
+        let mut available: Vec<String> = kernels.keys().cloned().collect();
+        available.extend(implementing_kinds(ctx.runtime, op));
+        available.sort();
+        available.dedup();
         return Err(Error::NoKernel {
             op: op.to_owned(),
             device,
-            available: kernels.keys().cloned().collect(),
+            available,
         });
     };
     HOST_FALLBACKS.fetch_add(1, Ordering::Relaxed);
     let cpu = Device::cpu();
     let moved: Vec<Array> = inputs.iter().map(|x| x.to_device(cpu)).collect::<Result<_>>()?;
-    let on_host = run(op, host, &moved.iter().collect::<Vec<_>>(), &outputs, attrs)?;
+    let on_host = run(
+        op,
+        &Body::Registered(host),
+        &moved.iter().collect::<Vec<_>>(),
+        &outputs,
+        attrs,
+    )?;
     on_host.iter().map(|y| y.to_device(device)).collect()
+}
+
+/// The kinds of the loaded devices that implement `op` themselves.
+fn implementing_kinds(runtime: &anydev_core::Runtime, op: &str) -> Vec<String> {
+    runtime
+        .backends()
+        .iter()
+        .filter_map(|record| record.backend())
+        .filter(|b| (0..b.device_count()).any(|i| b.extension_ops(i).iter().any(|o| o == op)))
+        .map(|b| b.name().to_owned())
+        .collect()
+}
+
+/// A call's operand dtypes and shapes, inputs then outputs, for errors.
+fn signature(inputs: &[TensorMeta], outputs: &[TensorMeta]) -> String {
+    let show = |ms: &[TensorMeta]| -> Vec<String> { ms.iter().map(|m| format!("{}{:?}", m.dtype, m.shape)).collect() };
+    format!("{} -> {}", show(inputs).join(", "), show(outputs).join(", "))
+}
+
+/// What runs a call: a kernel registered for the device's kind, or the
+/// device's own implementation of the op.
+enum Body<'a> {
+    Registered(&'a Kernel),
+    Device,
 }
 
 /// The call matches the schema: input count, every attribute present with
@@ -290,9 +366,9 @@ fn check_arguments(def: &OpDef, inputs: &[&Array], attrs: &Attrs) -> Result<()> 
     Ok(())
 }
 
-/// Runs `kernel` on the inputs' device: contiguous inputs from element 0,
+/// Runs `body` on the inputs' device: contiguous inputs from element 0,
 /// fresh outputs.
-fn run(op: &str, kernel: &Kernel, inputs: &[&Array], outputs: &[TensorMeta], attrs: &Attrs) -> Result<Vec<Array>> {
+fn run(op: &str, body: &Body<'_>, inputs: &[&Array], outputs: &[TensorMeta], attrs: &Attrs) -> Result<Vec<Array>> {
     let ctx = inputs[0].ctx();
     let packed: Vec<Array> = inputs
         .iter()
@@ -310,9 +386,10 @@ fn run(op: &str, kernel: &Kernel, inputs: &[&Array], outputs: &[TensorMeta], att
     let in_metas: Vec<TensorMeta> = packed.iter().map(|x| TensorMeta::new(x.dtype(), x.shape())).collect();
     let key;
     let params;
-    let body = match kernel {
-        Kernel::Host(f) => KernelBody::Host(f.as_ref()),
-        Kernel::Wgsl(w) => {
+    let body = match body {
+        Body::Device => KernelBody::Device { op },
+        Body::Registered(Kernel::Host(f)) => KernelBody::Host(f.as_ref()),
+        Body::Registered(Kernel::Wgsl(w)) => {
             params = (w.params)(&in_metas, outputs, attrs)?;
             key = format!("{op}:{}", w.entry_point);
             KernelBody::Wgsl {
@@ -322,7 +399,7 @@ fn run(op: &str, kernel: &Kernel, inputs: &[&Array], outputs: &[TensorMeta], att
                 params: &params,
             }
         }
-        Kernel::Cuda(c) => {
+        Body::Registered(Kernel::Cuda(c)) => {
             params = (c.params)(&in_metas, outputs, attrs)?;
             key = format!("{op}:{}", c.name);
             KernelBody::Cuda {

@@ -284,7 +284,7 @@ type OpRow = (
 );
 
 /// Defines the ops and registers their cpu kernels, once per process.
-fn defined() -> Result<()> {
+pub(crate) fn defined() -> Result<()> {
     static DEFINED: OnceLock<Result<()>> = OnceLock::new();
     DEFINED
         .get_or_init(|| {

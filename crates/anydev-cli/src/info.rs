@@ -46,6 +46,9 @@ pub struct DeviceReport {
     /// What creation uses on this device without a dtype (design section
     /// 14); `None` when the capabilities are unknown.
     pub default_dtypes: Option<DefaultDTypesReport>,
+    /// The extension ops the device runs (design section 11): those with a
+    /// kernel registered for its kind and those its plugin implements.
+    pub extension_ops: Vec<String>,
     /// Set when the backend could not describe this device.
     pub error: Option<String>,
 }
@@ -167,10 +170,12 @@ fn describe(runtime: &Runtime, device: anydev::Device) -> DeviceReport {
         .map_err(Clone::clone)
         .and_then(|b| b.memory_stats(device.index()));
     let memory_kinds = backend.map(|b| b.memory_kinds(device.index())).unwrap_or_default();
+    let extension_ops = anydev::extension::device_ops_in(runtime, device);
     let error = [
         properties.as_ref().err(),
         capabilities.as_ref().err(),
         memory.as_ref().err(),
+        extension_ops.as_ref().err(),
     ]
     .into_iter()
     .flatten()
@@ -192,6 +197,7 @@ fn describe(runtime: &Runtime, device: anydev::Device) -> DeviceReport {
         memory_kinds,
         capabilities: capabilities.unwrap_or_default(),
         default_dtypes,
+        extension_ops: extension_ops.unwrap_or_default(),
         error,
     }
 }
@@ -231,6 +237,12 @@ fn write_device(out: &mut String, d: &DeviceReport) {
             t.real_floating, t.complex_floating, t.integral, t.indexing
         );
     }
+    let ops = if d.extension_ops.is_empty() {
+        "none".to_owned()
+    } else {
+        d.extension_ops.join(", ")
+    };
+    let _ = writeln!(out, "             extension ops: {ops}");
     if let Some(e) = &d.error {
         let _ = writeln!(out, "             error: {e}");
     }
@@ -295,6 +307,9 @@ mod tests {
         assert_eq!(cpu["devices"][0]["device"], "cpu:0");
         assert!(cpu["devices"][0]["memory_bytes"].as_u64().unwrap() > 0);
         assert_eq!(cpu["devices"][0]["capabilities"]["f64"], true);
+        // The built-in extensions' cpu kernels are listed by name.
+        let ops = cpu["devices"][0]["extension_ops"].as_array().unwrap();
+        assert!(ops.iter().any(|op| op == "linalg::svd"), "{ops:?}");
         let defaults = &cpu["devices"][0]["default_dtypes"];
         assert_eq!(
             (&defaults["real_floating"], &defaults["integral"], &defaults["indexing"]),

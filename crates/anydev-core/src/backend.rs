@@ -6,7 +6,7 @@
 //! operands are [`TensorRef`]s that the array layer has already validated.
 
 use crate::capability::Capabilities;
-use crate::extension::{Attrs, KernelBody};
+use crate::extension::{Attrs, KernelBody, TensorMeta};
 use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use crate::stream::{Event, Stream};
 use crate::{DType, Device, DeviceKind, Error, Result};
@@ -183,6 +183,30 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<()> {
         let _ = (stream, inputs, outputs, attrs);
         Err(Error::backend(self.name(), format!("runs no {} kernels", body.form())))
+    }
+
+    /// The extension ops device `index` implements itself (a plugin's
+    /// list, ABI 1.4), run through [`KernelBody::Device`] when its kind has
+    /// no registered kernel. Built-in backends implement none: their
+    /// kernels are registered per kind instead.
+    fn extension_ops(&self, index: usize) -> Vec<String> {
+        let _ = index;
+        Vec::new()
+    }
+
+    /// Whether device `index` runs its own implementation of `op` (one of
+    /// [`Backend::extension_ops`]) for inputs and outputs of these dtypes
+    /// and shapes and these attributes.
+    fn extension_supported(
+        &self,
+        index: usize,
+        op: &str,
+        inputs: &[TensorMeta],
+        outputs: &[TensorMeta],
+        attrs: &Attrs,
+    ) -> Result<bool> {
+        let _ = (index, op, inputs, outputs, attrs);
+        Ok(false)
     }
 }
 

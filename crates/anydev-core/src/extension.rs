@@ -5,44 +5,11 @@
 //! a backend only runs a body it understands on operands the array layer
 //! has already validated, allocated and made contiguous.
 
+pub use anydev_ops::{AttrKind, AttrValue};
+
 use crate::{DType, Error, Result};
 use std::fmt;
 use std::sync::Arc;
-
-/// The type of one attribute in an op's schema.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AttrKind {
-    Int,
-    Float,
-    Bool,
-    Str,
-    DType,
-    Shape,
-}
-
-/// One attribute value of a call.
-#[derive(Clone, Debug, PartialEq)]
-pub enum AttrValue {
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Str(String),
-    DType(DType),
-    Shape(Vec<usize>),
-}
-
-impl AttrValue {
-    pub fn kind(&self) -> AttrKind {
-        match self {
-            AttrValue::Int(_) => AttrKind::Int,
-            AttrValue::Float(_) => AttrKind::Float,
-            AttrValue::Bool(_) => AttrKind::Bool,
-            AttrValue::Str(_) => AttrKind::Str,
-            AttrValue::DType(_) => AttrKind::DType,
-            AttrValue::Shape(_) => AttrKind::Shape,
-        }
-    }
-}
 
 /// The attributes of one call, by name, in the order they were given.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -244,6 +211,11 @@ pub enum KernelBody<'a> {
         block: [u32; 3],
         params: &'a [u32],
     },
+    /// The device's own implementation of the named op: a plugin that
+    /// lists the op (ABI 1.4) and accepted this call's signature.
+    Device {
+        op: &'a str,
+    },
 }
 
 impl KernelBody<'_> {
@@ -253,6 +225,7 @@ impl KernelBody<'_> {
             KernelBody::Host(_) => "host",
             KernelBody::Wgsl { .. } => "WGSL",
             KernelBody::Cuda { .. } => "CUDA",
+            KernelBody::Device { .. } => "device-implemented",
         }
     }
 }

@@ -3,19 +3,22 @@
 //! Everything that crosses the boundary between the array layer and a
 //! backend is named here: element types ([`DType`]), the primitive op set
 //! with its stable numeric codes ([`OpCode`]), scalar operands
-//! ([`Scalar`]) and the description of one op call ([`Op`]).
+//! ([`Scalar`]), the description of one op call ([`Op`]) and the typed
+//! attributes of extension-op calls ([`AttrValue`]).
 //!
 //! This crate knows no devices and no arrays. The runtime uses [`Op`] with
 //! its own buffer references; host kernels and plugins use the same
 //! description with raw pointers or plugin handles. The numeric codes are
 //! part of the plugin ABI: a code, once published, never changes meaning.
 
+mod attr;
 mod codes;
 mod dtype;
 mod narrow;
 mod op;
 mod scalar;
 
+pub use attr::{AttrKind, AttrValue};
 pub use codes::{BinaryOp, OpCode, ReduceOp, ScanOp, UnaryOp};
 pub use dtype::{DType, DTypeKind};
 pub use narrow::{bf16_from_f64, f16_from_f64};

@@ -58,6 +58,10 @@
  *   1.3  the complex dtypes C64 and C128 and the ops CONJ, REAL and IMAG
  *        (codes appended; a plugin that does not declare them never
  *        receives them).
+ *   1.4  named extension ops: extension_ops, extension_supported and
+ *        extension_execute, AnydevExtensionOpList, AnydevExtensionCall, and
+ *        the attribute kinds ANYDEV_ATTR_DTYPE and ANYDEV_ATTR_SHAPE (used
+ *        only in extension calls).
  *   - Every call (except the error_* accessors) returns an AnydevStatus:
  *     NULL on success, otherwise an error object that the HOST owns and
  *     frees with error_destroy. Out-parameters are written only on success.
@@ -85,7 +89,7 @@ extern "C" {
 #endif
 
 #define ANYDEV_ABI_VERSION_MAJOR 1
-#define ANYDEV_ABI_VERSION_MINOR 3
+#define ANYDEV_ABI_VERSION_MINOR 4
 #define ANYDEV_ENTRY_SYMBOL "anydev_plugin_get_api"
 
 /* ---- dtype codes (anydev_ops::DType::code) ------------------------------ */
@@ -217,6 +221,9 @@ extern "C" {
 #define ANYDEV_ATTR_STRING   4u /* string_value */
 #define ANYDEV_ATTR_I64_LIST 5u /* list, list_len; "dtypes" holds dtype codes,
                                    "peer_devices" device indices of this plugin */
+/* ABI 1.4, extension-call attributes only (never in capabilities). */
+#define ANYDEV_ATTR_DTYPE    6u /* int_value is a dtype code (ANYDEV_DTYPE_*) */
+#define ANYDEV_ATTR_SHAPE    7u /* list, list_len: the dimensions */
 
 /* ---- operand kinds, op flags, distributions ------------------------------- */
 #define ANYDEV_OPERAND_TENSOR 1u
@@ -450,6 +457,51 @@ typedef struct AnydevOpSignature {
   size_t num_inputs;
 } AnydevOpSignature;
 
+/* The extension ops a device implements (ABI 1.4), filled by extension_ops:
+ * allocated by the host (struct_size set). names points at count
+ * NUL-terminated UTF-8 names ("namespace::name", e.g. "quant::dequantize_4bit");
+ * the array and the strings are owned by the plugin, valid until shutdown. */
+typedef struct AnydevExtensionOpList {
+  size_t struct_size;
+  const char *const *names;
+  size_t count;
+} AnydevExtensionOpList;
+
+/* One call of a named extension op (ABI 1.4); allocated by the host and
+ * borrowed, with everything it points at, for the call only.
+ *
+ * An extension op is defined on the host side (by the library that owns
+ * it, not by anydev or the plugin): a name, a number of array inputs,
+ * typed attributes, and a shape rule giving the outputs' dtypes and
+ * shapes. Before a call reaches the plugin the host has:
+ *   - checked the inputs' count, that all lie on this device, and that
+ *     every declared attribute is present with its type and no other;
+ *   - run the op's shape rule and allocated the outputs on this device;
+ *   - made every tensor contiguous row-major: strides are the row-major
+ *     strides of shape (given anyway), byte_offset is 0, and every element
+ *     lies inside the buffer; ndim may be 0 (one element);
+ *   - made the outputs fresh buffers, distinct from every input and from
+ *     each other; the plugin writes every element of every output.
+ *   op_name     the name as the device listed it in extension_ops
+ *   inputs      the call's arrays, in the op's argument order
+ *   outputs     the shape rule's outputs, in its order
+ *   attributes  one per declared attribute, in the caller's order, name
+ *               set; kind I64, F64, BOOL (int_value 0/1), STRING,
+ *               DTYPE (int_value = ANYDEV_DTYPE_*) or SHAPE (list/list_len,
+ *               each dimension >= 0).
+ * For extension_supported the call is the one extension_execute would
+ * receive, except that every tensor's buffer is NULL. */
+typedef struct AnydevExtensionCall {
+  size_t struct_size;
+  const char *op_name;
+  const AnydevTensor *inputs;
+  size_t num_inputs;
+  const AnydevTensor *outputs;
+  size_t num_outputs;
+  const AnydevAttribute *attributes;
+  size_t num_attributes;
+} AnydevExtensionCall;
+
 /* ---- the function table ----------------------------------------------------
  * REQUIRED marks the calls a table must have (non-NULL, inside struct_size);
  * every other call may be NULL, with the meaning its comment gives. */
@@ -567,6 +619,34 @@ typedef struct AnydevPluginApi {
    * it cannot run. */
   AnydevStatus (*op_supported_signature)(AnydevContext *context, AnydevDevice *device,
                                          const AnydevOpSignature *signature, uint8_t *out_supported);
+
+  /* ---- extension ops (ABI 1.4) ----
+   * A device may implement named extension ops that libraries define on
+   * the host side; the host runs one of them here when the device's kind
+   * has no kernel registered in-process for it, the device lists it, and
+   * extension_supported (if present) accepts the call. */
+  /* Fills *out (host-allocated, struct_size set) with the names of the
+   * extension ops the device implements; names and array plugin-owned until
+   * shutdown. Asked once per device right after initialize (and the list
+   * kept): an error fails the plugin's load. NULL: the device implements
+   * none, and extension_supported and extension_execute are never called. */
+  AnydevStatus (*extension_ops)(AnydevContext *context, AnydevDevice *device, AnydevExtensionOpList *out);
+  /* *out_supported = 1 when the device runs call (an op it listed, with
+   * these dtypes, shapes and attributes; every tensor's buffer NULL), else
+   * 0. Asked before every extension_execute; a call answered 0 is never
+   * sent (the user gets an error naming the op, the device and the
+   * signature, or the host fallback if they opted in). NULL: every listed
+   * op accepts whatever its shape rule accepted, and extension_execute
+   * returns ANYDEV_ERROR_UNIMPLEMENTED for a call it cannot run. */
+  AnydevStatus (*extension_supported)(AnydevContext *context, AnydevDevice *device,
+                                      const AnydevExtensionCall *call, uint8_t *out_supported);
+  /* Enqueues one extension op call in stream order, like execute (may
+   * return before it completes); call borrowed for the call only (copy what
+   * a later launch needs). Called only for a listed op, after
+   * extension_supported said yes. An error's message reaches the user as
+   * the plugin wrote it: say what was wrong with the call. */
+  AnydevStatus (*extension_execute)(AnydevContext *context, AnydevStream *stream,
+                                    const AnydevExtensionCall *call);
 } AnydevPluginApi;
 
 typedef const AnydevPluginApi *(*AnydevGetApiFn)(void);

@@ -304,4 +304,46 @@ pub struct AnydevPluginApi {
             out_supported: *mut u8,
         ) -> AnydevStatus,
     >,
+
+    // --- extension ops (ABI 1.4) ------------------------------------------
+    /// Fills `*out` (allocated by the host, `struct_size` set) with the
+    /// names of the extension ops (`namespace::name`) the device
+    /// implements; names and array are owned by the plugin and valid until
+    /// `shutdown`. The host asks once per device, right after
+    /// `initialize`, and keeps the list; an error fails the plugin's load.
+    /// NULL: the device implements none, and the other two calls are never
+    /// made.
+    pub extension_ops: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            out: *mut crate::AnydevExtensionOpList,
+        ) -> AnydevStatus,
+    >,
+    /// Writes 1 to `*out_supported` when the device runs `call` (an op it
+    /// listed, with these dtypes, shapes and attributes; every tensor's
+    /// `buffer` NULL), else 0. The host asks before every
+    /// `extension_execute` and never sends a call answered 0. NULL: every
+    /// listed op accepts whatever its shape rule accepted, and
+    /// `extension_execute` returns `ANYDEV_ERROR_UNIMPLEMENTED` for what it
+    /// cannot run.
+    pub extension_supported: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            call: *const crate::AnydevExtensionCall,
+            out_supported: *mut u8,
+        ) -> AnydevStatus,
+    >,
+    /// Enqueues one extension op call in `stream`'s order, like `execute`;
+    /// `call` and everything it points at are borrowed for the call only.
+    /// Called only for an op the device listed, after
+    /// `extension_supported` (if present) said yes.
+    pub extension_execute: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            stream: *mut AnydevStream,
+            call: *const crate::AnydevExtensionCall,
+        ) -> AnydevStatus,
+    >,
 }

@@ -41,6 +41,10 @@ pub const ANYDEV_ATTR_STRING: AnydevAttributeKind = 4;
 /// `list` of `list_len` values. The standard key `dtypes` is a list of
 /// dtype codes; `peer_devices` a list of device indices of this plugin.
 pub const ANYDEV_ATTR_I64_LIST: AnydevAttributeKind = 5;
+/// `int_value` is a dtype code (ABI 1.4; extension-call attributes).
+pub const ANYDEV_ATTR_DTYPE: AnydevAttributeKind = 6;
+/// `list` of `list_len` dimensions (ABI 1.4; extension-call attributes).
+pub const ANYDEV_ATTR_SHAPE: AnydevAttributeKind = 7;
 
 /// Operand kinds ([`crate::AnydevOperand`]'s `kind`).
 pub type AnydevOperandKind = u32;

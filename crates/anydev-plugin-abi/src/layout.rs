@@ -27,7 +27,14 @@ const _: () = {
     assert!(offset_of!(AnydevPluginApi, buffer_import) == 248);
     // ABI 1.2 appended the full-signature support query; 1.1 tables end at 256.
     assert!(offset_of!(AnydevPluginApi, op_supported_signature) == 256);
-    assert!(size_of::<AnydevPluginApi>() == 264);
+    // ABI 1.4 appended the extension-op calls; 1.2 and 1.3 tables end at 264.
+    assert!(offset_of!(AnydevPluginApi, extension_ops) == 264);
+    assert!(offset_of!(AnydevPluginApi, extension_supported) == 272);
+    assert!(offset_of!(AnydevPluginApi, extension_execute) == 280);
+    assert!(size_of::<AnydevPluginApi>() == 288);
+    assert!(size_of::<AnydevExtensionOpList>() == 24);
+    assert!(size_of::<AnydevExtensionCall>() == 64);
+    assert!(offset_of!(AnydevExtensionCall, attributes) == 48);
     assert!(size_of::<AnydevOpSignature>() == 32);
     assert!(offset_of!(AnydevOpSignature, input_dtypes) == 16);
 

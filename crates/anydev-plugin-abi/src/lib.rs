@@ -16,7 +16,8 @@
 //!   "unimplemented". Hosts never read past `struct_size`.
 //! * Argument structs that may grow ([`AnydevInitArgs`],
 //!   [`AnydevDeviceProperties`], [`AnydevAttributeList`],
-//!   [`AnydevMemoryStats`], [`AnydevOpCall`]) start with `struct_size`,
+//!   [`AnydevMemoryStats`], [`AnydevOpCall`], [`AnydevOpSignature`],
+//!   [`AnydevExtensionOpList`], [`AnydevExtensionCall`]) start with `struct_size`,
 //!   set by whoever allocated the struct; the reader uses only the fields
 //!   inside both its own and the writer's size. New fields are only ever
 //!   appended.
@@ -47,7 +48,7 @@ pub use structs::*;
 pub const ABI_VERSION_MAJOR: u16 = 1;
 
 /// Minor ABI version: grows when fields or calls are appended.
-pub const ABI_VERSION_MINOR: u16 = 3;
+pub const ABI_VERSION_MINOR: u16 = 4;
 
 /// The ABI version this crate describes.
 pub const ABI_VERSION: AnydevVersion = AnydevVersion {

@@ -177,6 +177,43 @@ pub struct AnydevOpSignature {
     pub num_inputs: usize,
 }
 
+/// The extension ops a device implements, filled by `extension_ops` (ABI
+/// 1.4). The host allocates it and sets `struct_size`; the array of names
+/// and the names (NUL-terminated UTF-8, `namespace::name`) are owned by
+/// the plugin and valid until `shutdown`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AnydevExtensionOpList {
+    pub struct_size: usize,
+    pub names: *const *const c_char,
+    pub count: usize,
+}
+
+/// One call of a named extension op (ABI 1.4), for `extension_supported`
+/// and `extension_execute`. Allocated by the host, borrowed for the call.
+///
+/// The host has checked the call against the op's definition and run its
+/// shape rule: `inputs` are the call's arrays in argument order, `outputs`
+/// the arrays the shape rule asked for, every one contiguous row-major
+/// from `byte_offset` (strides given all the same), the outputs fresh and
+/// distinct from the inputs and each other. `attributes` are the op's
+/// typed attributes, one per declared name: `I64`, `F64`, `BOOL`,
+/// `STRING`, `DTYPE` (a dtype code in `int_value`) or `SHAPE` (`list`).
+/// For `extension_supported` every tensor's `buffer` is NULL.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AnydevExtensionCall {
+    pub struct_size: usize,
+    /// The op's name, NUL-terminated UTF-8, as the device listed it.
+    pub op_name: *const c_char,
+    pub inputs: *const AnydevTensor,
+    pub num_inputs: usize,
+    pub outputs: *const AnydevTensor,
+    pub num_outputs: usize,
+    pub attributes: *const AnydevAttribute,
+    pub num_attributes: usize,
+}
+
 /// Values every field of which is zero (NULL pointers, no function, zero
 /// numbers): the starting point readers copy a versioned struct's known
 /// prefix over, and writers fill in.
@@ -208,6 +245,8 @@ zeroed!(
     AnydevOperand,
     AnydevOpCall,
     AnydevOpSignature,
+    AnydevExtensionOpList,
+    AnydevExtensionCall,
     crate::AnydevPluginApi
 );
 
@@ -236,6 +275,8 @@ versioned!(
     AnydevMemoryStats,
     AnydevOpCall,
     AnydevOpSignature,
+    AnydevExtensionOpList,
+    AnydevExtensionCall,
     crate::AnydevPluginApi
 );
 

@@ -1,17 +1,25 @@
-//! The op-call codec: [`anydev_ops::Op`] to [`AnydevOpCall`] and back.
+//! The call codecs: [`anydev_ops::Op`] to [`AnydevOpCall`] and back, and
+//! extension-op calls ([`ExtensionCall`]) to [`AnydevExtensionCall`] and
+//! back.
 //!
-//! The host's plugin adapter encodes with [`encode`], Rust plugins decode
-//! with [`decode`]; keeping both directions in one module (and one
-//! round-trip test) is what keeps them inverse to each other. The layout of
-//! each op in the call is the table in [`AnydevOpCall`]'s documentation.
+//! The host's plugin adapter encodes with [`encode`] and
+//! [`encode_extension`], Rust plugins decode with [`decode`] and
+//! [`decode_extension`]; keeping both directions in one module (and one
+//! round-trip test each) is what keeps them inverse to each other. The
+//! layout of each op in the call is the table in [`AnydevOpCall`]'s
+//! documentation.
 
 use crate::error::{PluginError, Result};
-use anydev_ops::{BinaryOp, DType, Distribution, Op, OpCode, Operand, ReduceOp, Scalar, ScanOp, TensorDType, UnaryOp};
-use anydev_plugin_abi::{
-    AnydevBuffer, AnydevOpCall, AnydevOperand, AnydevScalar, AnydevTensor, Versioned, Zeroed,
-    ANYDEV_DISTRIBUTION_NORMAL, ANYDEV_DISTRIBUTION_UNIFORM, ANYDEV_OPERAND_SCALAR, ANYDEV_OPERAND_TENSOR,
-    ANYDEV_OP_FLAG_DESCENDING, ANYDEV_OP_FLAG_RIGHT,
+use anydev_ops::{
+    AttrValue, BinaryOp, DType, Distribution, Op, OpCode, Operand, ReduceOp, Scalar, ScanOp, TensorDType, UnaryOp,
 };
+use anydev_plugin_abi::{
+    AnydevAttribute, AnydevBuffer, AnydevExtensionCall, AnydevOpCall, AnydevOperand, AnydevScalar, AnydevTensor,
+    Versioned, Zeroed, ANYDEV_ATTR_BOOL, ANYDEV_ATTR_DTYPE, ANYDEV_ATTR_F64, ANYDEV_ATTR_I64, ANYDEV_ATTR_SHAPE,
+    ANYDEV_ATTR_STRING, ANYDEV_DISTRIBUTION_NORMAL, ANYDEV_DISTRIBUTION_UNIFORM, ANYDEV_OPERAND_SCALAR,
+    ANYDEV_OPERAND_TENSOR, ANYDEV_OP_FLAG_DESCENDING, ANYDEV_OP_FLAG_RIGHT,
+};
+use std::ffi::{c_char, CStr, CString};
 
 /// Builds the ABI description of a strided operand. `shape` and `strides`
 /// must outlive every use of the result.
@@ -421,6 +429,262 @@ pub unsafe fn decode<'a>(call: &'a AnydevOpCall) -> Result<Op<'a, RawTensor<'a>>
     })
 }
 
+/// Attributes in the ABI's form together with the names, strings and lists
+/// they point at (heap data that stays put while the value lives, however
+/// the value moves).
+#[derive(Default)]
+pub(crate) struct RawAttributes {
+    names: Vec<CString>,
+    strings: Vec<CString>,
+    lists: Vec<Vec<i64>>,
+    raw: Vec<AnydevAttribute>,
+}
+
+/// A value of one of the ABI's attribute kinds.
+pub(crate) enum RawValue {
+    /// `ANYDEV_ATTR_BOOL`, `I64` or `DTYPE`: the kind and `int_value`.
+    Int(u32, i64),
+    Float(f64),
+    Text(CString),
+    /// `ANYDEV_ATTR_I64_LIST` or `SHAPE`: the kind and the list.
+    List(u32, Vec<i64>),
+}
+
+impl RawAttributes {
+    pub(crate) fn push(&mut self, name: CString, value: RawValue) {
+        let mut a = AnydevAttribute::zeroed();
+        a.name = name.as_ptr();
+        self.names.push(name);
+        match value {
+            RawValue::Int(kind, v) => (a.kind, a.int_value) = (kind, v),
+            RawValue::Float(v) => (a.kind, a.float_value) = (ANYDEV_ATTR_F64, v),
+            RawValue::Text(s) => {
+                (a.kind, a.string_value) = (ANYDEV_ATTR_STRING, s.as_ptr());
+                self.strings.push(s);
+            }
+            RawValue::List(kind, list) => {
+                (a.kind, a.list, a.list_len) = (kind, list.as_ptr(), list.len());
+                self.lists.push(list);
+            }
+        }
+        self.raw.push(a);
+    }
+
+    pub(crate) fn as_slice(&self) -> &[AnydevAttribute] {
+        &self.raw
+    }
+}
+
+// SAFETY: the raw pointers inside point only into heap data owned by the
+// same value, which is never mutated after it is pushed.
+unsafe impl Send for RawAttributes {}
+// SAFETY: as above.
+unsafe impl Sync for RawAttributes {}
+
+/// One call of a named extension op, decoded: the op's name, its operands
+/// (contiguous row-major, see [`AnydevExtensionCall`]) and its typed
+/// attributes in the caller's order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExtensionCall<'a, T> {
+    pub op: &'a str,
+    pub inputs: Vec<T>,
+    pub outputs: Vec<T>,
+    pub attrs: Vec<(&'a str, AttrValue)>,
+}
+
+impl<'a, T> ExtensionCall<'a, T> {
+    /// Attribute `name`, if the call has it.
+    pub fn attr(&self, name: &str) -> Option<&AttrValue> {
+        self.attrs.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// The same call with every operand converted by `f`.
+    pub fn try_map<U, E>(self, mut f: impl FnMut(T) -> Result<U, E>) -> Result<ExtensionCall<'a, U>, E> {
+        Ok(ExtensionCall {
+            op: self.op,
+            inputs: self.inputs.into_iter().map(&mut f).collect::<Result<_, E>>()?,
+            outputs: self.outputs.into_iter().map(&mut f).collect::<Result<_, E>>()?,
+            attrs: self.attrs,
+        })
+    }
+}
+
+/// An operand of an extension call without its memory: what
+/// `extension_supported` decides on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorSpec<'a> {
+    pub dtype: DType,
+    pub shape: &'a [usize],
+}
+
+impl TensorDType for TensorSpec<'_> {
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+}
+
+/// `text` as a C string, or the error naming `what` when it holds a NUL.
+fn c_text(text: &str, what: &str) -> Result<CString> {
+    CString::new(text).map_err(|_| PluginError::invalid_argument(format!("{what} {text:?} contains a NUL byte")))
+}
+
+/// Encodes an extension call and hands it to `run` (the encoded call
+/// points into this function's locals, so it lives only for `run`).
+/// `tensor` converts one operand, typically with [`tensor`]. A name or
+/// string with a NUL byte, which C cannot carry, is `InvalidArgument`.
+pub fn encode_extension<T, R>(
+    call: &ExtensionCall<'_, T>,
+    mut tensor: impl FnMut(&T) -> AnydevTensor,
+    run: impl FnOnce(&AnydevExtensionCall) -> R,
+) -> Result<R> {
+    let op = c_text(call.op, "the op name")?;
+    let inputs: Vec<AnydevTensor> = call.inputs.iter().map(&mut tensor).collect();
+    let outputs: Vec<AnydevTensor> = call.outputs.iter().map(&mut tensor).collect();
+    let mut attrs = RawAttributes::default();
+    for (name, value) in &call.attrs {
+        let what = format!("{}: attribute", call.op);
+        let value = match value {
+            AttrValue::Int(v) => RawValue::Int(ANYDEV_ATTR_I64, *v),
+            AttrValue::Float(v) => RawValue::Float(*v),
+            AttrValue::Bool(v) => RawValue::Int(ANYDEV_ATTR_BOOL, i64::from(*v)),
+            AttrValue::Str(s) => RawValue::Text(c_text(s, &format!("{what} {name}: the string"))?),
+            AttrValue::DType(d) => RawValue::Int(ANYDEV_ATTR_DTYPE, i64::from(d.code())),
+            AttrValue::Shape(dims) => RawValue::List(
+                ANYDEV_ATTR_SHAPE,
+                dims.iter()
+                    .map(|&d| i64::try_from(d))
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| PluginError::invalid_argument(format!("{what} {name}: a dimension exceeds i64")))?,
+            ),
+        };
+        attrs.push(c_text(name, &what)?, value);
+    }
+    let mut raw = AnydevExtensionCall::new_sized();
+    raw.op_name = op.as_ptr();
+    raw.inputs = inputs.as_ptr();
+    raw.num_inputs = inputs.len();
+    raw.outputs = outputs.as_ptr();
+    raw.num_outputs = outputs.len();
+    raw.attributes = attrs.as_slice().as_ptr();
+    raw.num_attributes = attrs.as_slice().len();
+    Ok(run(&raw))
+}
+
+/// A NUL-terminated UTF-8 string of a call.
+///
+/// # Safety
+///
+/// `s` is NULL or a NUL-terminated string that outlives `'a`.
+unsafe fn call_text<'a>(s: *const c_char, what: &str) -> Result<&'a str> {
+    if s.is_null() {
+        return Err(PluginError::invalid_argument(format!("{what} is NULL")));
+    }
+    // SAFETY: non-NULL; NUL-terminated and alive for `'a` by the caller's contract.
+    unsafe { CStr::from_ptr(s) }
+        .to_str()
+        .map_err(|_| PluginError::invalid_argument(format!("{what} is not UTF-8")))
+}
+
+/// # Safety
+///
+/// The attribute's name, string and list are valid as its kind states,
+/// for `'a`.
+unsafe fn attribute<'a>(op: &str, a: &AnydevAttribute) -> Result<(&'a str, AttrValue)> {
+    // SAFETY: forwarded from the caller.
+    let name = unsafe { call_text(a.name, &format!("{op}: an attribute name")) }?;
+    let bad = |why: String| PluginError::invalid_argument(format!("{op}: attribute {name} {why}"));
+    let value = match a.kind {
+        ANYDEV_ATTR_I64 => AttrValue::Int(a.int_value),
+        ANYDEV_ATTR_F64 => AttrValue::Float(a.float_value),
+        ANYDEV_ATTR_BOOL => AttrValue::Bool(a.int_value != 0),
+        // SAFETY: forwarded from the caller.
+        ANYDEV_ATTR_STRING => {
+            AttrValue::Str(unsafe { call_text(a.string_value, &format!("{op}: attribute {name}")) }?.to_owned())
+        }
+        ANYDEV_ATTR_DTYPE => AttrValue::DType(
+            u32::try_from(a.int_value)
+                .ok()
+                .and_then(DType::from_code)
+                .ok_or_else(|| bad(format!("has unknown dtype code {}", a.int_value)))?,
+        ),
+        ANYDEV_ATTR_SHAPE => {
+            // SAFETY: forwarded from the caller.
+            let dims = unsafe { slice(a.list, a.list_len, &format!("{op}: attribute {name}")) }?;
+            AttrValue::Shape(
+                dims.iter()
+                    .map(|&d| usize::try_from(d))
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| bad(format!("has a negative dimension in {dims:?}")))?,
+            )
+        }
+        kind => return Err(bad(format!("has kind {kind}, which extension calls do not use"))),
+    };
+    Ok((name, value))
+}
+
+/// Decodes an extension call with `tensor` converting each operand.
+///
+/// # Safety
+///
+/// Every pointer in `call` is valid for the lengths it states, for `'a`.
+unsafe fn decode_extension_with<'a, T>(
+    call: &'a AnydevExtensionCall,
+    tensor: impl Fn(&'a AnydevTensor) -> Result<T>,
+) -> Result<ExtensionCall<'a, T>> {
+    // SAFETY: forwarded from the caller.
+    let (op, inputs, outputs, attrs) = unsafe {
+        let op = call_text(call.op_name, "the extension op name")?;
+        (
+            op,
+            slice(call.inputs, call.num_inputs, "inputs")?,
+            slice(call.outputs, call.num_outputs, "outputs")?,
+            slice(call.attributes, call.num_attributes, "attributes")?,
+        )
+    };
+    Ok(ExtensionCall {
+        op,
+        inputs: inputs.iter().map(&tensor).collect::<Result<_>>()?,
+        outputs: outputs.iter().map(&tensor).collect::<Result<_>>()?,
+        // SAFETY: forwarded from the caller.
+        attrs: attrs
+            .iter()
+            .map(|a| unsafe { attribute(op, a) })
+            .collect::<Result<_>>()?,
+    })
+}
+
+/// Decodes an extension call the host built with [`encode_extension`] for
+/// `extension_execute`. A malformed call (NULL where data is due, a name
+/// that is not UTF-8, an unknown dtype or attribute kind) is
+/// `InvalidArgument`.
+///
+/// # Safety
+///
+/// Every pointer in `call` (operands, shapes, strides, attributes, names)
+/// is valid for the lengths it states, for as long as `'a`.
+pub unsafe fn decode_extension<'a>(call: &'a AnydevExtensionCall) -> Result<ExtensionCall<'a, RawTensor<'a>>> {
+    // SAFETY: forwarded from the caller.
+    unsafe { decode_extension_with(call, |t| raw_tensor(t)) }
+}
+
+/// Decodes the call `extension_supported` receives: [`decode_extension`]'s
+/// call without memory (every buffer is NULL there).
+///
+/// # Safety
+///
+/// As for [`decode_extension`].
+pub unsafe fn decode_extension_spec<'a>(call: &'a AnydevExtensionCall) -> Result<ExtensionCall<'a, TensorSpec<'a>>> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        decode_extension_with(call, |t| {
+            Ok(TensorSpec {
+                dtype: dtype(t.dtype)?,
+                shape: slice(t.shape.cast::<usize>(), t.ndim as usize, "shape")?,
+            })
+        })
+    }
+}
+
 /// One example call of every op code, for round-trip tests of codecs.
 #[doc(hidden)]
 pub fn example_ops<T: Copy>(a: T, b: T, c: T, out: T) -> Vec<Op<'static, T>> {
@@ -570,5 +834,87 @@ mod tests {
         // SAFETY: as above.
         let err = unsafe { decode(&copy) }.unwrap_err();
         assert_eq!(err.code, crate::ErrorCode::Unimplemented);
+    }
+    #[test]
+    fn extension_calls_survive_encode_then_decode() {
+        let call = ExtensionCall {
+            op: "test::every_attr",
+            inputs: vec![Fake(1, DType::F32), Fake(2, DType::I64)],
+            outputs: vec![Fake(3, DType::C64)],
+            attrs: vec![
+                ("i", AttrValue::Int(-3)),
+                ("f", AttrValue::Float(0.25)),
+                ("b", AttrValue::Bool(true)),
+                ("s", AttrValue::Str("nf4 ü".into())),
+                ("d", AttrValue::DType(DType::BF16)),
+                ("shape", AttrValue::Shape(vec![2, 0, 7])),
+                ("scalar_shape", AttrValue::Shape(vec![])),
+            ],
+        };
+        let enc = |f: &Fake| tensor(f.0 as *mut AnydevBuffer, 0, f.1, &SHAPE, &STRIDES);
+        encode_extension(&call, enc, |raw| {
+            // SAFETY: the call and its arrays live for this closure.
+            let decoded = unsafe { decode_extension(raw) }.unwrap();
+            let back = decoded
+                .try_map(|r| Ok::<_, PluginError>(Fake(r.buffer as usize, r.dtype)))
+                .unwrap();
+            assert_eq!(back, call);
+            // SAFETY: as above.
+            let spec = unsafe { decode_extension_spec(raw) }.unwrap();
+            assert_eq!(
+                spec.outputs,
+                [TensorSpec {
+                    dtype: DType::C64,
+                    shape: &SHAPE
+                }]
+            );
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn malformed_extension_calls_are_errors() {
+        let call = ExtensionCall {
+            op: "test::bad",
+            inputs: vec![Fake(1, DType::F32)],
+            outputs: vec![Fake(2, DType::F32)],
+            attrs: vec![("d", AttrValue::DType(DType::F32))],
+        };
+        let enc = |f: &Fake| tensor(f.0 as *mut AnydevBuffer, 0, f.1, &SHAPE, &STRIDES);
+        let nul = ExtensionCall {
+            attrs: vec![("s", AttrValue::Str("a\0b".into()))],
+            ..call.clone()
+        };
+        let err = encode_extension(&nul, enc, |_| ()).unwrap_err();
+        assert!(err.message.contains("NUL"), "{err}");
+        encode_extension(&call, enc, |raw| {
+            // SAFETY: one attribute, alive here.
+            let good = unsafe { *raw.attributes };
+            let with_attr = |attr: AnydevAttribute| {
+                let attrs = [attr];
+                let bad = AnydevExtensionCall {
+                    attributes: attrs.as_ptr(),
+                    ..*raw
+                };
+                // SAFETY: every pointer of `bad` is alive for this closure.
+                unsafe { decode_extension(&bad) }.map(|_| ()).unwrap_err()
+            };
+            let err = with_attr(AnydevAttribute { int_value: 999, ..good });
+            assert!(err.message.contains("unknown dtype code 999"), "{err}");
+            let err = with_attr(AnydevAttribute { kind: 99, ..good });
+            assert!(err.message.contains("kind 99"), "{err}");
+            let mut bad = *raw;
+            bad.op_name = std::ptr::null();
+            // SAFETY: as above.
+            let err = unsafe { decode_extension(&bad) }.unwrap_err();
+            assert!(err.message.contains("NULL"), "{err}");
+            let mut no_outputs = *raw;
+            no_outputs.num_outputs = 1;
+            no_outputs.outputs = std::ptr::null();
+            // SAFETY: as above (NULL is refused, not read).
+            let err = unsafe { decode_extension(&no_outputs) }.unwrap_err();
+            assert!(err.message.contains("outputs"), "{err}");
+        })
+        .unwrap();
     }
 }

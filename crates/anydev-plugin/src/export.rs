@@ -8,7 +8,7 @@
 //! buffer passed where a stream is expected is an `InvalidArgument` error
 //! rather than undefined behaviour.
 
-use crate::codec::{decode, RawTensor};
+use crate::codec::{decode, decode_extension, decode_extension_spec, RawAttributes, RawTensor, RawValue};
 use crate::error::{error_code, error_destroy, error_message, PluginError, Result};
 use crate::plugin::{AttrValue, ForeignMemory, InitArgs, MemoryKind, Plugin, PluginTensor};
 use anydev_ops::{DType, OpCode};
@@ -99,68 +99,57 @@ struct CachedProperties {
     raw: AnydevDeviceProperties,
 }
 
-/// Capabilities of one device in the form the ABI hands out.
-struct CachedAttributes {
-    _names: Vec<CString>,
-    _strings: Vec<CString>,
-    _lists: Vec<Vec<i64>>,
-    raw: Vec<AnydevAttribute>,
-}
-
 // SAFETY: the raw pointers inside point only into the heap data owned by
 // the same value, which is never mutated after construction.
 unsafe impl Send for CachedProperties {}
 // SAFETY: as above.
 unsafe impl Sync for CachedProperties {}
-// SAFETY: as above.
-unsafe impl Send for CachedAttributes {}
-// SAFETY: as above.
-unsafe impl Sync for CachedAttributes {}
 
 fn c_string(s: &str) -> CString {
     CString::new(s.replace('\0', "")).unwrap_or_default()
 }
 
-impl CachedAttributes {
-    fn new(attrs: Vec<(String, AttrValue)>) -> CachedAttributes {
-        let mut names = Vec::with_capacity(attrs.len());
-        let mut strings = Vec::new();
-        let mut lists = Vec::new();
-        let mut raw = Vec::with_capacity(attrs.len());
-        for (name, value) in attrs {
-            let name = c_string(&name);
-            let mut a = AnydevAttribute::zeroed();
-            a.name = name.as_ptr();
-            names.push(name);
-            match value {
-                AttrValue::Bool(v) => (a.kind, a.int_value) = (ANYDEV_ATTR_BOOL, i64::from(v)),
-                AttrValue::I64(v) => (a.kind, a.int_value) = (ANYDEV_ATTR_I64, v),
-                AttrValue::F64(v) => (a.kind, a.float_value) = (ANYDEV_ATTR_F64, v),
-                AttrValue::Str(s) => {
-                    let s = c_string(&s);
-                    (a.kind, a.string_value) = (ANYDEV_ATTR_STRING, s.as_ptr());
-                    strings.push(s);
-                }
-                AttrValue::I64List(list) => {
-                    (a.kind, a.list, a.list_len) = (ANYDEV_ATTR_I64_LIST, list.as_ptr(), list.len());
-                    lists.push(list);
-                }
-            }
-            raw.push(a);
-        }
-        CachedAttributes {
-            _names: names,
-            _strings: strings,
-            _lists: lists,
-            raw,
-        }
+/// Capabilities of one device in the form the ABI hands out.
+fn capability_attributes(attrs: Vec<(String, AttrValue)>) -> RawAttributes {
+    let mut raw = RawAttributes::default();
+    for (name, value) in attrs {
+        let value = match value {
+            AttrValue::Bool(v) => RawValue::Int(ANYDEV_ATTR_BOOL, i64::from(v)),
+            AttrValue::I64(v) => RawValue::Int(ANYDEV_ATTR_I64, v),
+            AttrValue::F64(v) => RawValue::Float(v),
+            AttrValue::Str(s) => RawValue::Text(c_string(&s)),
+            AttrValue::I64List(list) => RawValue::List(ANYDEV_ATTR_I64_LIST, list),
+        };
+        raw.push(c_string(&name), value);
+    }
+    raw
+}
+
+/// One device's extension op names in the form the ABI hands out.
+struct CachedOpNames {
+    _names: Vec<CString>,
+    raw: Vec<*const c_char>,
+}
+
+// SAFETY: the raw pointers point only into the heap data owned by the same
+// value, which is never mutated after construction.
+unsafe impl Send for CachedOpNames {}
+// SAFETY: as above.
+unsafe impl Sync for CachedOpNames {}
+
+impl CachedOpNames {
+    fn new(names: Vec<String>) -> CachedOpNames {
+        let names: Vec<CString> = names.iter().map(|n| c_string(n)).collect();
+        let raw = names.iter().map(|n| n.as_ptr()).collect();
+        CachedOpNames { _names: names, raw }
     }
 }
 
 /// One device's slot; device handles point at these.
 struct DeviceSlot {
     properties: OnceLock<CachedProperties>,
-    capabilities: OnceLock<CachedAttributes>,
+    capabilities: OnceLock<RawAttributes>,
+    extension_ops: OnceLock<CachedOpNames>,
 }
 
 /// What an `AnydevContext` handle of a Rust plugin points at.
@@ -262,6 +251,7 @@ unsafe extern "C" fn initialize<P: Plugin>(args: *const AnydevInitArgs, out: *mu
             .map(|_| DeviceSlot {
                 properties: OnceLock::new(),
                 capabilities: OnceLock::new(),
+                extension_ops: OnceLock::new(),
             })
             .collect();
         put(out, Box::into_raw(Box::new(Context { plugin, devices })).cast())
@@ -342,13 +332,13 @@ unsafe extern "C" fn device_capabilities<P: Plugin>(
         let cached = match slot.capabilities.get() {
             Some(cached) => cached,
             None => {
-                let attrs = CachedAttributes::new(c.plugin.capabilities(index)?);
+                let attrs = capability_attributes(c.plugin.capabilities(index)?);
                 slot.capabilities.get_or_init(|| attrs)
             }
         };
         let mut list = AnydevAttributeList::new_sized();
-        list.attributes = cached.raw.as_ptr();
-        list.count = cached.raw.len();
+        list.attributes = cached.as_slice().as_ptr();
+        list.count = cached.as_slice().len();
         // SAFETY: by the ABI contract `out` is a host-allocated versioned struct.
         unsafe { write_out(out, &list, "capabilities") }
     })
@@ -654,6 +644,67 @@ unsafe extern "C" fn execute<P: Plugin>(
     })
 }
 
+unsafe extern "C" fn extension_ops<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    out: *mut AnydevExtensionOpList,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let index = c.device(dev)?;
+        let slot = &c.devices[index];
+        let cached = match slot.extension_ops.get() {
+            Some(cached) => cached,
+            None => {
+                let names = CachedOpNames::new(c.plugin.extension_ops(index));
+                slot.extension_ops.get_or_init(|| names)
+            }
+        };
+        let mut list = AnydevExtensionOpList::new_sized();
+        list.names = cached.raw.as_ptr();
+        list.count = cached.raw.len();
+        // SAFETY: by the ABI contract `out` is a host-allocated versioned struct.
+        unsafe { write_out(out, &list, "extension op list") }
+    })
+}
+
+unsafe extern "C" fn extension_supported<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    call: *const AnydevExtensionCall,
+    out: *mut u8,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let index = c.device(dev)?;
+        // SAFETY: by the ABI contract `call` is NULL or a valid versioned struct.
+        let call =
+            unsafe { read_versioned(call) }.ok_or_else(|| PluginError::invalid_argument("NULL extension call"))?;
+        // SAFETY: the arrays the call points at are valid for this call,
+        // which the decoded call does not outlive.
+        let call = unsafe { decode_extension_spec(&call) }?;
+        put(out, u8::from(c.plugin.extension_supported(index, &call)))
+    })
+}
+
+unsafe extern "C" fn extension_execute<P: Plugin>(
+    ctx: *mut AnydevContext,
+    stream: *mut AnydevStream,
+    call: *const AnydevExtensionCall,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        // SAFETY: by the ABI contract `call` is NULL or a valid versioned struct.
+        let call =
+            unsafe { read_versioned(call) }.ok_or_else(|| PluginError::invalid_argument("NULL extension call"))?;
+        // SAFETY: the arrays the call points at are valid for this call,
+        // which the decoded call does not outlive.
+        let call = unsafe { decode_extension(&call) }?;
+        let call = call.try_map(|t| c.tensor(&t))?;
+        c.plugin.execute_extension(c.stream(stream)?, &call)
+    })
+}
+
 /// The function table for plugin type `P`. [`crate::export_plugin!`] puts
 /// it in a static behind the entry symbol; a host that links a plugin
 /// statically can hand the same table to the loader directly.
@@ -694,5 +745,8 @@ pub const fn api_table<P: Plugin>() -> AnydevPluginApi {
         buffer_import: Some(buffer_import::<P>),
         // `Plugin::supports` answers by support dtype only.
         op_supported_signature: None,
+        extension_ops: Some(extension_ops::<P>),
+        extension_supported: Some(extension_supported::<P>),
+        extension_execute: Some(extension_execute::<P>),
     }
 }

@@ -19,7 +19,8 @@
 //! `extern "C"` boundary aborts the process, and the host cannot catch it.)
 //!
 //! Op calls arrive decoded as [`anydev_ops::Op`] over [`PluginTensor`]s,
-//! by the same [`codec`] the host's loader encodes them with.
+//! and calls of named extension ops as [`ExtensionCall`]s with typed
+//! attributes, by the same [`codec`] the host's loader encodes them with.
 
 pub mod codec;
 mod error;
@@ -27,7 +28,9 @@ mod export;
 mod plugin;
 
 pub use anydev_ops as ops;
+pub use anydev_ops::AttrValue as ExtensionAttr;
 pub use anydev_plugin_abi as abi;
+pub use codec::{ExtensionCall, TensorSpec};
 pub use error::{ErrorCode, PluginError, Result};
 pub use export::api_table;
 pub use plugin::{AttrValue, ForeignMemory, InitArgs, MemoryKind, MemoryStats, Plugin, PluginTensor, Properties};

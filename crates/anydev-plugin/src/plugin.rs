@@ -1,5 +1,6 @@
 //! The safe trait a Rust plugin implements, and the plain data it returns.
 
+use crate::codec::{ExtensionCall, TensorSpec};
 use crate::error::Result;
 use anydev_ops::{DType, Op, OpCode, TensorDType};
 use anydev_plugin_abi::{
@@ -264,4 +265,37 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     /// Runs one op. Operands are views of buffers of this plugin (possibly
     /// of several of its devices; refusing those is up to the plugin).
     fn execute(&self, stream: &Self::Stream, op: &Op<'_, PluginTensor<'_, Self::Buffer>>) -> Result<()>;
+
+    /// The named extension ops (`namespace::name`) the device implements,
+    /// for libraries that define them on the host side (ABI 1.4). Asked
+    /// once per device at load; the default is none, and then no extension
+    /// call ever arrives.
+    fn extension_ops(&self, _device: usize) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether the device runs `call` (a listed op, with these operand
+    /// dtypes and shapes and these attributes). The host asks before every
+    /// [`Plugin::execute_extension`] and reports a refusal to the user as
+    /// an error naming the op and the signature. The default accepts
+    /// every call of a listed op.
+    fn extension_supported(&self, _device: usize, _call: &ExtensionCall<'_, TensorSpec<'_>>) -> bool {
+        true
+    }
+
+    /// Runs one extension op call, in `stream` order. The host has run the
+    /// op's shape rule: the operands are contiguous row-major views from
+    /// the first element, the outputs fresh and distinct; write every
+    /// element of every output. An error's message reaches the user as
+    /// written. The default says the op is unimplemented.
+    fn execute_extension(
+        &self,
+        _stream: &Self::Stream,
+        call: &ExtensionCall<'_, PluginTensor<'_, Self::Buffer>>,
+    ) -> Result<()> {
+        Err(crate::PluginError::unimplemented(format!(
+            "this plugin does not implement the extension op {}",
+            call.op
+        )))
+    }
 }

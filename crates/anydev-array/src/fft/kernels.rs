@@ -199,7 +199,7 @@ fn c2r_rule(inputs: &[TensorMeta], attrs: &Attrs) -> Result<Vec<TensorMeta>> {
 }
 
 /// Defines the ops and registers their cpu kernels, once per process.
-fn defined() -> Result<()> {
+pub(crate) fn defined() -> Result<()> {
     static DEFINED: OnceLock<Result<()>> = OnceLock::new();
     DEFINED
         .get_or_init(|| {

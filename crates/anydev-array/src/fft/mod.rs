@@ -19,7 +19,7 @@
 //! inverses give `f32`/`f64`.
 
 mod freq;
-mod kernels;
+pub(crate) mod kernels;
 
 pub use freq::{fftfreq, fftshift, ifftshift, rfftfreq};
 

@@ -8,13 +8,15 @@
 //! `Plugin` errors naming the plugin and its library.
 
 use super::instance::{CallError, Instance};
-use crate::backend::{check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use crate::backend::{byte_extent, check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef};
 use crate::capability::{keys, CapValue, Capabilities};
+use crate::extension::{Attrs, KernelBody, TensorMeta};
 use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use crate::stream::{Event, Stream};
 use crate::{DType, Device, DeviceKind, Error, Result};
 use anydev_ops::{Op, OpCode, TensorDType};
-use anydev_plugin::{codec, ErrorCode};
+use anydev_plugin::codec::{self, ExtensionCall};
+use anydev_plugin::{ErrorCode, PluginError};
 use anydev_plugin_abi::*;
 use std::any::Any;
 use std::path::PathBuf;
@@ -108,6 +110,8 @@ pub struct PluginBackend {
     shared: Arc<Shared>,
     kind: DeviceKind,
     default_streams: Vec<Stream>,
+    /// Per device, the extension ops it implements (ABI 1.4), read at load.
+    extension_ops: Vec<Vec<String>>,
     deferred: Mutex<Vec<DeferredFree>>,
 }
 
@@ -136,11 +140,14 @@ impl PluginBackend {
             shared,
             kind,
             default_streams: Vec::new(),
+            extension_ops: Vec::new(),
             deferred: Mutex::new(Vec::new()),
         };
         for index in 0..backend.device_count() {
             let stream = backend.new_stream(index)?;
             backend.default_streams.push(stream);
+            let ops = backend.instance().extension_ops(index).map_err(|e| backend.error(e))?;
+            backend.extension_ops.push(ops);
         }
         Ok(backend)
     }
@@ -310,7 +317,153 @@ impl PluginBackend {
     }
 }
 
+/// Row-major strides of `shape`, in elements: the layout every operand of
+/// an extension call has (the ABI passes them even so).
+fn row_major(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut next = 1isize;
+    for (stride, &n) in strides.iter_mut().zip(shape).rev() {
+        *stride = next;
+        next = next.saturating_mul(n.max(1) as isize);
+    }
+    strides
+}
+
+/// One operand of an extension call as the codec encodes it: the plugin's
+/// buffer (NULL when only the signature is asked about), dtype and shape,
+/// contiguous from byte 0.
+struct ExtOperand<'a> {
+    buffer: *mut AnydevBuffer,
+    dtype: DType,
+    shape: &'a [usize],
+    strides: Vec<isize>,
+}
+
+impl<'a> ExtOperand<'a> {
+    fn meta(meta: &'a TensorMeta) -> ExtOperand<'a> {
+        ExtOperand {
+            buffer: std::ptr::null_mut(),
+            dtype: meta.dtype,
+            shape: &meta.shape,
+            strides: row_major(&meta.shape),
+        }
+    }
+}
+
+/// An extension call of `op` over `inputs` and `outputs`, with `attrs`.
+fn extension_call<'a, T>(op: &'a str, inputs: Vec<T>, outputs: Vec<T>, attrs: &'a Attrs) -> ExtensionCall<'a, T> {
+    ExtensionCall {
+        op,
+        inputs,
+        outputs,
+        attrs: attrs.iter().map(|(n, v)| (n, v.clone())).collect(),
+    }
+}
+
 impl PluginBackend {
+    /// Whether device `index` listed extension op `op`.
+    fn lists(&self, index: usize, op: &str) -> bool {
+        self.extension_ops
+            .get(index)
+            .is_some_and(|ops| ops.iter().any(|o| o == op))
+    }
+
+    /// Encodes an extension call and runs `run` on it; a call the codec
+    /// cannot encode (a NUL in a name or string) is `InvalidArgument`.
+    fn with_extension_call<R>(
+        &self,
+        call: &ExtensionCall<'_, ExtOperand<'_>>,
+        run: impl FnOnce(&AnydevExtensionCall) -> std::result::Result<R, CallError>,
+    ) -> Result<R> {
+        let encoded = codec::encode_extension(call, |t| codec::tensor(t.buffer, 0, t.dtype, t.shape, &t.strides), run);
+        match encoded {
+            Ok(result) => result.map_err(|e| self.error(e)),
+            Err(PluginError { message, .. }) => Err(Error::invalid_argument(call.op, message)),
+        }
+    }
+
+    /// The plugin's own implementation of `op` on operands the array layer
+    /// prepared; each is checked to be what the ABI promises (contiguous
+    /// from byte 0, inside its buffer, outputs fresh) before the plugin
+    /// sees it.
+    fn run_extension<'a>(
+        &self,
+        stream: &Stream,
+        op: &'a str,
+        inputs: &[TensorRef<'a>],
+        outputs: &[TensorRef<'a>],
+        attrs: &'a Attrs,
+    ) -> Result<()> {
+        let s = self.stream(stream)?;
+        let index = stream.device().index();
+        if !self.lists(index, op) {
+            return Err(Error::backend(
+                self.name(),
+                format!("{} does not implement the extension op {op}", stream.device()),
+            ));
+        }
+        let operand = |t: &TensorRef<'a>| -> Result<ExtOperand<'a>> {
+            byte_extent(op, t)?;
+            let strides = row_major(t.shape);
+            let contiguous = t.offset == 0
+                && t.shape
+                    .iter()
+                    .zip(t.strides.iter().zip(&strides))
+                    .all(|(&n, (s, r))| n == 1 || s == r);
+            if !contiguous {
+                return Err(Error::invalid_argument(
+                    op,
+                    format!(
+                        "an extension operand must be contiguous from its buffer's start, not shape {:?}, strides {:?} at byte {}",
+                        t.shape, t.strides, t.offset
+                    ),
+                ));
+            }
+            Ok(ExtOperand {
+                buffer: self.buffer(t.buffer)?,
+                dtype: t.dtype,
+                shape: t.shape,
+                strides,
+            })
+        };
+        let ins: Vec<ExtOperand<'a>> = inputs.iter().map(operand).collect::<Result<_>>()?;
+        let outs: Vec<ExtOperand<'a>> = outputs.iter().map(operand).collect::<Result<_>>()?;
+        for (i, out) in outs.iter().enumerate() {
+            let shared = ins.iter().chain(&outs[..i]).any(|other| other.buffer == out.buffer);
+            if shared {
+                return Err(Error::invalid_argument(
+                    op,
+                    "an extension op's outputs must be fresh buffers, distinct from the inputs and each other",
+                ));
+            }
+        }
+        let call = extension_call(op, ins, outs, attrs);
+        let refused = self.with_extension_call(&call, |raw| {
+            if !self.instance().extension_supported(index, raw)? {
+                return Ok(true);
+            }
+            self.instance().extension_execute(s.handle, raw).map(|()| false)
+        })?;
+        if refused {
+            return Err(self.refusal(index, op, inputs.iter().chain(outputs).map(|t| (t.dtype, t.shape))));
+        }
+        Ok(())
+    }
+
+    /// The error for an extension call the device refused, naming the op,
+    /// the device and the signature.
+    fn refusal<'a>(&self, index: usize, op: &str, operands: impl Iterator<Item = (DType, &'a [usize])>) -> Error {
+        let signature: Vec<String> = operands.map(|(d, shape)| format!("{d}{shape:?}")).collect();
+        Error::backend(
+            self.name(),
+            format!(
+                "{} implements the extension op {op} but not for the operands {} (extension_supported said no)",
+                self.device(index),
+                signature.join(", ")
+            ),
+        )
+    }
+
     fn deferred_is_empty(&self) -> bool {
         self.deferred.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
     }
@@ -621,5 +774,43 @@ impl Backend for PluginBackend {
             Err(e) if e.code == ErrorCode::Unimplemented => Err(unsupported()),
             Err(e) => Err(self.error(e)),
         }
+    }
+
+    fn run_kernel(
+        &self,
+        stream: &Stream,
+        body: &KernelBody<'_>,
+        inputs: &[TensorRef<'_>],
+        outputs: &[TensorRef<'_>],
+        attrs: &Attrs,
+    ) -> Result<()> {
+        match body {
+            KernelBody::Device { op } => self.run_extension(stream, op, inputs, outputs, attrs),
+            other => Err(Error::backend(self.name(), format!("runs no {} kernels", other.form()))),
+        }
+    }
+
+    fn extension_ops(&self, index: usize) -> Vec<String> {
+        self.extension_ops.get(index).cloned().unwrap_or_default()
+    }
+
+    fn extension_supported(
+        &self,
+        index: usize,
+        op: &str,
+        inputs: &[TensorMeta],
+        outputs: &[TensorMeta],
+        attrs: &Attrs,
+    ) -> Result<bool> {
+        if !self.lists(index, op) {
+            return Ok(false);
+        }
+        let call = extension_call(
+            op,
+            inputs.iter().map(ExtOperand::meta).collect(),
+            outputs.iter().map(ExtOperand::meta).collect(),
+            attrs,
+        );
+        self.with_extension_call(&call, |raw| self.instance().extension_supported(index, raw))
     }
 }

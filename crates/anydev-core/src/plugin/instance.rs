@@ -256,6 +256,85 @@ impl Instance {
         Ok(out != 0)
     }
 
+    /// The names of the extension ops device `index` implements (ABI 1.4);
+    /// none when the plugin leaves `extension_ops` out.
+    pub fn extension_ops(&self, index: usize) -> Result<Vec<String>, CallError> {
+        if self.table.api.extension_ops.is_none() {
+            return Ok(Vec::new());
+        }
+        let mut out = AnydevExtensionOpList::new_sized();
+        self.call("extension_ops", self.table.api.extension_ops, |f| {
+            // SAFETY: live context and device; `out` is a sized local.
+            unsafe { f(self.context, self.device(index), &mut out) }
+        })?;
+        if out.count == 0 {
+            return Ok(Vec::new());
+        }
+        if out.names.is_null() {
+            return Err(self.error(
+                "extension_ops",
+                ErrorCode::Internal,
+                format!("listed {} names but gave no array", out.count),
+            ));
+        }
+        // SAFETY: the plugin returned `count` names, valid until shutdown.
+        let names = unsafe { std::slice::from_raw_parts(out.names, out.count) };
+        names
+            .iter()
+            .map(|&name| match name.is_null() {
+                true => Err(self.error("extension_ops", ErrorCode::Internal, "listed a NULL name".into())),
+                false => Ok(plugin_str(name)),
+            })
+            .collect()
+    }
+
+    /// Whether device `index` runs the extension call (asked with every
+    /// buffer NULL, as the ABI specifies); `true` when the plugin leaves
+    /// `extension_supported` out.
+    pub fn extension_supported(&self, index: usize, call: &AnydevExtensionCall) -> Result<bool, CallError> {
+        if self.table.api.extension_supported.is_none() {
+            return Ok(true);
+        }
+        let without_memory = |tensors: *const AnydevTensor, len: usize| -> Vec<AnydevTensor> {
+            if len == 0 || tensors.is_null() {
+                return Vec::new();
+            }
+            // SAFETY: the codec built `call` with `len` tensors here, alive
+            // for the whole extension call (this query included).
+            let tensors = unsafe { std::slice::from_raw_parts(tensors, len) };
+            tensors
+                .iter()
+                .map(|t| AnydevTensor {
+                    buffer: ptr::null_mut(),
+                    ..*t
+                })
+                .collect()
+        };
+        let inputs = without_memory(call.inputs, call.num_inputs);
+        let outputs = without_memory(call.outputs, call.num_outputs);
+        let query = AnydevExtensionCall {
+            inputs: inputs.as_ptr(),
+            outputs: outputs.as_ptr(),
+            ..*call
+        };
+        let mut out = 0u8;
+        self.call("extension_supported", self.table.api.extension_supported, |f| {
+            // SAFETY: live context and device; `query` and everything it
+            // points at live across the call; the out-pointer is a local.
+            unsafe { f(self.context, self.device(index), &query, &mut out) }
+        })?;
+        Ok(out != 0)
+    }
+
+    pub fn extension_execute(&self, stream: *mut AnydevStream, call: &AnydevExtensionCall) -> Result<(), CallError> {
+        self.call("extension_execute", self.table.api.extension_execute, |f| {
+            // SAFETY: live context and stream; `call` and the arrays it
+            // points at live across the call (built by the codec's
+            // `encode_extension`).
+            unsafe { f(self.context, stream, call) }
+        })
+    }
+
     pub fn memory_kinds(&self, index: usize) -> Result<u32, CallError> {
         let mut out = 0u32;
         self.call("memory_kinds", self.table.api.memory_kinds, |f| {

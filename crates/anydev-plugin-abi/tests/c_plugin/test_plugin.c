@@ -27,6 +27,13 @@
  *   TEST_SIGNATURE_NO_ADD     op_supported_signature (ABI 1.2) refuses add,
  *                             which op_supported accepts; execute of add
  *                             then fails loudly, as the host must not call it
+ *   TEST_NO_EXTENSIONS        leave the extension-op calls (ABI 1.4) NULL
+ *
+ * Unless TEST_NO_EXTENSIONS, the device implements one named extension op
+ * (ABI 1.4), "ctest::axpy": out = a * x + y for f32 arrays x, y and out of
+ * one 1-D shape and the float attribute a. extension_supported refuses
+ * every other signature (2-D operands included); a NaN a is an
+ * INVALID_ARGUMENT error from extension_execute.
  *
  * It also exports anydev_test_layout, the sizes and offsets of the ABI
  * types as this C compiler sees them, for the test to compare with Rust.
@@ -393,6 +400,54 @@ static AnydevStatus execute(AnydevContext *ctx, AnydevStream *s, const AnydevOpC
   }
 }
 
+#ifndef TEST_NO_EXTENSIONS
+static const char *const extension_names[] = {"ctest::axpy"};
+
+static AnydevStatus extension_ops(AnydevContext *ctx, AnydevDevice *dev, AnydevExtensionOpList *out) {
+  (void)ctx;
+  (void)dev;
+  if (!ANYDEV_HAS_FIELD(out, AnydevExtensionOpList, count))
+    return fail(ANYDEV_ERROR_INVALID_ARGUMENT, "extension op list struct too small");
+  out->names = extension_names;
+  out->count = sizeof extension_names / sizeof extension_names[0];
+  return NULL;
+}
+
+/* Whether call is ctest::axpy on 1-D f32 arrays of one shape. */
+static int axpy_signature(const AnydevExtensionCall *call) {
+  if (strcmp(call->op_name, "ctest::axpy") != 0 || call->num_inputs != 2 || call->num_outputs != 1) return 0;
+  const AnydevTensor *t[3] = {&call->inputs[0], &call->inputs[1], &call->outputs[0]};
+  for (int i = 0; i < 3; i++)
+    if (t[i]->dtype != ANYDEV_DTYPE_F32 || t[i]->ndim != 1 || t[i]->shape[0] != t[2]->shape[0]) return 0;
+  return 1;
+}
+
+static AnydevStatus extension_supported(AnydevContext *ctx, AnydevDevice *dev, const AnydevExtensionCall *call,
+                                        uint8_t *out) {
+  (void)ctx;
+  (void)dev;
+  *out = (uint8_t)axpy_signature(call);
+  return NULL;
+}
+
+static AnydevStatus extension_execute(AnydevContext *ctx, AnydevStream *s, const AnydevExtensionCall *call) {
+  (void)ctx;
+  (void)s;
+  if (!axpy_signature(call)) return fail(ANYDEV_ERROR_UNIMPLEMENTED, "the C test device runs only ctest::axpy on 1-D f32");
+  const AnydevAttribute *a = NULL;
+  for (size_t i = 0; i < call->num_attributes; i++)
+    if (strcmp(call->attributes[i].name, "a") == 0 && call->attributes[i].kind == ANYDEV_ATTR_F64) a = &call->attributes[i];
+  if (!a) return fail(ANYDEV_ERROR_INVALID_ARGUMENT, "ctest::axpy needs the float attribute a");
+  if (a->float_value != a->float_value) return fail(ANYDEV_ERROR_INVALID_ARGUMENT, "ctest::axpy: a is NaN, which the C test device refuses");
+  /* Contiguous from byte_offset: the host guarantees it. */
+  const float *x = (const float *)(call->inputs[0].buffer->data + call->inputs[0].byte_offset);
+  const float *y = (const float *)(call->inputs[1].buffer->data + call->inputs[1].byte_offset);
+  float *out = (float *)(call->outputs[0].buffer->data + call->outputs[0].byte_offset);
+  for (uint64_t i = 0; i < call->outputs[0].shape[0]; i++) out[i] = (float)a->float_value * x[i] + y[i];
+  return NULL;
+}
+#endif
+
 static const AnydevPluginApi api = {
     .struct_size = sizeof(AnydevPluginApi),
     .version = {TEST_MAJOR, TEST_MINOR},
@@ -430,6 +485,11 @@ static const AnydevPluginApi api = {
     .execute = execute,
 #ifdef TEST_SIGNATURE_NO_ADD
     .op_supported_signature = op_supported_signature,
+#endif
+#ifndef TEST_NO_EXTENSIONS
+    .extension_ops = extension_ops,
+    .extension_supported = extension_supported,
+    .extension_execute = extension_execute,
 #endif
 };
 
@@ -490,6 +550,20 @@ __attribute__((visibility("default"))) const AnydevTestLayout anydev_test_layout
     OFFSET(AnydevPluginApi, buffer_host_pointer),
     OFFSET(AnydevPluginApi, buffer_import),
     OFFSET(AnydevPluginApi, op_supported_signature),
+    OFFSET(AnydevPluginApi, extension_ops),
+    OFFSET(AnydevPluginApi, extension_supported),
+    OFFSET(AnydevPluginApi, extension_execute),
+    SIZE(AnydevExtensionOpList),
+    OFFSET(AnydevExtensionOpList, names),
+    OFFSET(AnydevExtensionOpList, count),
+    SIZE(AnydevExtensionCall),
+    OFFSET(AnydevExtensionCall, op_name),
+    OFFSET(AnydevExtensionCall, inputs),
+    OFFSET(AnydevExtensionCall, num_inputs),
+    OFFSET(AnydevExtensionCall, outputs),
+    OFFSET(AnydevExtensionCall, num_outputs),
+    OFFSET(AnydevExtensionCall, attributes),
+    OFFSET(AnydevExtensionCall, num_attributes),
     SIZE(AnydevOpSignature),
     OFFSET(AnydevOpSignature, op_code),
     OFFSET(AnydevOpSignature, output_dtype),
