@@ -52,6 +52,12 @@ impl TensorDType for TensorRef<'_> {
 /// Methods that enqueue work take a [`Stream`]; they may return before the
 /// work completes, except where stated. Nothing here may panic on bad
 /// input: return an [`Error`].
+/// The default-device priority of a backend whose devices are all
+/// emulated in software (capability `software`): below the CPU backend's
+/// 0, since the host's cores run the same work faster without the
+/// emulation. A plugin manifest's explicit `priority` still wins.
+pub const SOFTWARE_PRIORITY: i32 = -10;
+
 pub trait Backend: Send + Sync + 'static {
     /// The device kind this backend declares (`"cpu"`, `"sim"`).
     fn name(&self) -> &str;

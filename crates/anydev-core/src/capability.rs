@@ -35,6 +35,11 @@ pub mod keys {
     pub const PEER_DEVICES: &str = "peer_devices";
     /// `Bool`: work is queued and runs asynchronously to the host.
     pub const ASYNC_EXECUTION: &str = "async_execution";
+    /// `Bool`: the device is emulated in software on the host's cores (a
+    /// simulator, a software renderer such as llvmpipe), not hardware of
+    /// its own. Backends whose devices all are rank below the CPU when the
+    /// default device is picked ([`crate::backend::SOFTWARE_PRIORITY`]).
+    pub const SOFTWARE: &str = "software";
 
     /// Every standard key, for documentation and validation.
     pub const ALL: &[&str] = &[
@@ -50,6 +55,7 @@ pub mod keys {
         HOST_ACCESSIBLE_MEMORY,
         PEER_DEVICES,
         ASYNC_EXECUTION,
+        SOFTWARE,
     ];
 }
 

@@ -53,6 +53,7 @@ pub fn host_capabilities(properties: &DeviceProperties) -> Capabilities {
         .set(keys::HOST_ACCESSIBLE_MEMORY, CapValue::Bool(true))
         .set(keys::PEER_DEVICES, CapValue::StrList(Vec::new()))
         .set(keys::ASYNC_EXECUTION, CapValue::Bool(false))
+        .set(keys::SOFTWARE, CapValue::Bool(false))
         .set("cpu.arch", CapValue::Str(std::env::consts::ARCH.to_owned()));
     caps
 }

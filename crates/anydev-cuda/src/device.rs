@@ -221,6 +221,7 @@ impl CudaDevice {
             CapValue::StrList(self.peers.iter().map(|&p| Device::new(kind, p).to_string()).collect()),
         );
         caps.set(keys::ASYNC_EXECUTION, CapValue::Bool(true));
+        caps.set(keys::SOFTWARE, CapValue::Bool(false));
         caps.set(
             "cuda.compute_capability",
             CapValue::Str(format!("{}.{}", self.arch / 10, self.arch % 10)),

@@ -301,6 +301,9 @@ typedef struct AnydevDeviceProperties {
  *   managed_memory              BOOL      0                  allocates ANYDEV_MEMORY_MANAGED
  *   concurrent_managed_access   BOOL      0                  host and device may use managed memory at once
  *   host_accessible_memory      BOOL      0                  the host may dereference DEVICE memory
+ *   software                    BOOL      0                  emulated on the host's cores (a simulator);
+ *                                                            a plugin whose devices all are ranks below
+ *                                                            the CPU unless its manifest sets priority
  *   conformance.expected_failures STRING  none               JSON list of known conformance failures
  * f64, f16 and bf16 are derived from dtypes; "plugin.*" names are the host's. */
 typedef struct AnydevAttribute {

@@ -9,7 +9,7 @@
 
 use crate::known::KnownFailures;
 use crate::runner::{Outcome, Plan};
-use anydev_core::plugin::{self, Entry, Manifest, PluginSpec, DEFAULT_PRIORITY};
+use anydev_core::plugin::{self, Entry, Manifest, PluginSpec};
 use anydev_core::{BackendStatus, Device, Runtime, RuntimeConfig};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -357,7 +357,7 @@ fn spec_for(path: &Path) -> Result<(PluginSpec, KnownFailures), String> {
             library: path.to_owned(),
             manifest: None,
             abi_version: None,
-            priority: DEFAULT_PRIORITY,
+            priority: None,
             options_json: "{}".into(),
         },
         KnownFailures::default(),

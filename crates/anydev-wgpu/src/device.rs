@@ -128,6 +128,10 @@ impl GpuDevice {
             .set(keys::PEER_DEVICES, CapValue::StrList(Vec::new()))
             .set(keys::ASYNC_EXECUTION, CapValue::Bool(true))
             .set(
+                keys::SOFTWARE,
+                CapValue::Bool(self.info.device_type == wgpu::DeviceType::Cpu),
+            )
+            .set(
                 "wgpu.backend",
                 CapValue::Str(format!("{:?}", self.info.backend).to_lowercase()),
             )

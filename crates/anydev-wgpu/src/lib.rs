@@ -34,7 +34,9 @@ mod stream;
 
 pub use adapter::{InitOptions, BACKENDS_ENV};
 
-use anydev_core::backend::{check_fill, check_operands, check_range, device_at, Backend, DeviceProperties, TensorRef};
+use anydev_core::backend::{
+    check_fill, check_operands, check_range, device_at, Backend, DeviceProperties, TensorRef, SOFTWARE_PRIORITY,
+};
 use anydev_core::capability::Capabilities;
 use anydev_core::extension::{Attrs, KernelBody};
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
@@ -52,10 +54,6 @@ pub const NAME: &str = "wgpu";
 /// Priority when the runtime picks the default device: above the CPU,
 /// below vendor-native backends such as CUDA.
 pub const PRIORITY: i32 = 50;
-
-/// Priority when the only adapters are software renderers (llvmpipe,
-/// WARP): below the CPU backend, which runs the same work faster.
-pub const SOFTWARE_PRIORITY: i32 = -10;
 
 /// The provider the runtime registers; options come from the environment
 /// when the runtime initialises it, not before.

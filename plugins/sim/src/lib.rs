@@ -166,6 +166,9 @@ impl Plugin for Sim {
             ("host_accessible_memory", AttrValue::Bool(false)),
             ("peer_devices", AttrValue::I64List(peers)),
             ("async_execution", AttrValue::Bool(true)),
+            // A model of a device on the host's cores: never the default
+            // over the CPU unless asked for.
+            ("software", AttrValue::Bool(true)),
             ("sim.peer_access", AttrValue::Bool(self.config.peer_access)),
             ("sim.device_count", AttrValue::I64(self.memories.len() as i64)),
             ("sim.unified", AttrValue::Bool(unified)),

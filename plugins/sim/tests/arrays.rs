@@ -5,7 +5,10 @@
 mod support;
 
 use anydev_array::{self as ad, Array, Order};
-use anydev_core::{with_device, DType, Device, Error, Runtime};
+use anydev_core::backend::SOFTWARE_PRIORITY;
+use anydev_core::capability::keys;
+use anydev_core::plugin::PluginConfig;
+use anydev_core::{with_device, DType, Device, Error, Runtime, RuntimeConfig};
 use support::runtime_with;
 
 fn dev(text: &str) -> Device {
@@ -24,8 +27,36 @@ fn the_runtime_lists_the_cpu_and_both_sim_devices() {
     assert_eq!(
         rt.default_device().unwrap(),
         dev("sim:0"),
-        "accelerator priority beats the CPU"
+        "the manifest's priority 10 beats the CPU's 0"
     );
+}
+
+#[test]
+fn a_simulator_ranks_below_the_cpu_unless_its_manifest_says_otherwise() {
+    let library = support::sim_library().to_str().expect("UTF-8 path").to_owned();
+    let dir = support::scratch("software");
+    let manifest = format!(r#"{{"file_format_version": "1.0.0", "name": "sim", "library_path": {library:?}}}"#);
+    std::fs::write(dir.join("sim.json"), manifest).unwrap();
+    let by_manifest = PluginConfig {
+        search_dirs: vec![dir],
+        direct: None,
+    };
+    let direct = PluginConfig {
+        search_dirs: Vec::new(),
+        direct: Some(format!("sim:{library}")),
+    };
+    for plugins in [by_manifest, direct] {
+        let config = RuntimeConfig {
+            plugins,
+            ..RuntimeConfig::default()
+        };
+        let rt = Runtime::with_plugins(vec![anydev_cpu::provider()], config);
+        assert_eq!(rt.default_device().unwrap(), dev("cpu:0"));
+        let sim = rt.backends().iter().find(|b| b.name() == "sim").unwrap();
+        assert_eq!(sim.priority(), SOFTWARE_PRIORITY);
+        let caps = rt.capabilities(dev("sim:1")).unwrap();
+        assert!(caps.flag(keys::SOFTWARE));
+    }
 }
 
 #[test]

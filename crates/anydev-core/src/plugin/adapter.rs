@@ -8,7 +8,9 @@
 //! `Plugin` errors naming the plugin and its library.
 
 use super::instance::{CallError, Instance};
-use crate::backend::{byte_extent, check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use crate::backend::{
+    byte_extent, check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef, SOFTWARE_PRIORITY,
+};
 use crate::capability::{keys, CapValue, Capabilities};
 use crate::extension::{Attrs, KernelBody, TensorMeta};
 use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
@@ -27,6 +29,8 @@ use std::sync::{Arc, Mutex};
 pub struct Identity {
     pub name: String,
     pub library: PathBuf,
+    /// Whether a manifest chose the plugin's default-device priority.
+    pub priority_set: bool,
 }
 
 struct Shared {
@@ -481,6 +485,19 @@ impl Backend for PluginBackend {
         &self.shared.identity.name
     }
 
+    /// A plugin whose devices are all emulated in software (a simulator)
+    /// ranks below the CPU, unless its manifest chose a priority.
+    fn priority(&self) -> Option<i32> {
+        if self.shared.identity.priority_set {
+            return None;
+        }
+        let software = (0..self.device_count()).all(|index| {
+            self.plugin_capabilities(index)
+                .is_ok_and(|caps| caps.get(keys::SOFTWARE) == Some(&CapValue::Bool(true)))
+        });
+        software.then_some(SOFTWARE_PRIORITY)
+    }
+
     fn device_count(&self) -> usize {
         self.instance().device_count()
     }
@@ -515,6 +532,7 @@ impl Backend for PluginBackend {
             keys::CONCURRENT_MANAGED_ACCESS,
             keys::HOST_ACCESSIBLE_MEMORY,
             keys::ASYNC_EXECUTION,
+            keys::SOFTWARE,
         ] {
             if caps.get(key).is_none() {
                 caps.set(key, CapValue::Bool(false));

@@ -62,7 +62,10 @@ pub struct PluginSpec {
     pub manifest: Option<PathBuf>,
     /// The ABI version the manifest declares, checked before loading.
     pub abi_version: Option<(u16, u16)>,
-    pub priority: i32,
+    /// The manifest's default-device priority; without one a plugin gets
+    /// [`DEFAULT_PRIORITY`], or `SOFTWARE_PRIORITY` when its devices are
+    /// all emulated in software (decided once it has loaded).
+    pub priority: Option<i32>,
     pub options_json: String,
 }
 
@@ -114,7 +117,7 @@ impl Entry {
 
     fn priority(&self) -> i32 {
         match self {
-            Entry::Plugin(spec) => spec.priority,
+            Entry::Plugin(spec) => spec.priority.unwrap_or(DEFAULT_PRIORITY),
             Entry::Broken { priority, .. } => *priority,
         }
     }
@@ -237,7 +240,7 @@ fn parse_direct(text: &str, found: &mut Discovery) {
                     library: PathBuf::from(path.trim()),
                     manifest: None,
                     abi_version: None,
-                    priority: DEFAULT_PRIORITY,
+                    priority: None,
                     options_json: "{}".to_owned(),
                 }))
             }

@@ -44,7 +44,8 @@ pub struct Manifest {
     pub library: PathBuf,
     /// The ABI `(major, minor)` the manifest declares, if it does.
     pub abi_version: Option<(u16, u16)>,
-    pub priority: i32,
+    /// The default-device priority, when the manifest sets one.
+    pub priority: Option<i32>,
     /// `options` as JSON text (`{}` when absent).
     pub options_json: String,
 }
@@ -106,7 +107,7 @@ impl Manifest {
             name: raw.name,
             library,
             abi_version,
-            priority: raw.priority.unwrap_or(DEFAULT_PRIORITY),
+            priority: raw.priority,
             options_json: raw.options.map_or_else(|| "{}".to_owned(), |v| v.to_string()),
         })
     }
@@ -123,11 +124,11 @@ mod tests {
         let m = Manifest::parse(Path::new("/etc/anydev/plugins/sim.json"), text).unwrap();
         assert_eq!(m.library, Path::new("/etc/anydev/plugins/lib/libsim.so"));
         assert_eq!(m.abi_version, Some((1, 3)));
-        assert_eq!(m.priority, DEFAULT_PRIORITY);
+        assert_eq!(m.priority, None);
         assert_eq!(m.options_json, r#"{"devices":4}"#);
         let abs = r#"{"file_format_version": "1.0.0", "name": "x", "library_path": "/opt/x.so", "priority": -1}"#;
         let m = Manifest::parse(Path::new("x.json"), abs).unwrap();
-        assert_eq!((m.library.as_path(), m.priority), (Path::new("/opt/x.so"), -1));
+        assert_eq!((m.library.as_path(), m.priority), (Path::new("/opt/x.so"), Some(-1)));
     }
 
     #[test]

@@ -40,7 +40,10 @@ pub fn providers(discovery: Discovery) -> Vec<BackendProvider> {
 /// runtime calls the provider's initialiser.
 pub fn provider(entry: Entry) -> BackendProvider {
     match entry {
-        Entry::Plugin(spec) => BackendProvider::new(spec.name.clone(), spec.priority, move || open(&spec)),
+        Entry::Plugin(spec) => {
+            let priority = spec.priority.unwrap_or(DEFAULT_PRIORITY);
+            BackendProvider::new(spec.name.clone(), priority, move || open(&spec))
+        }
         Entry::Broken { name, priority, reason } => {
             BackendProvider::new(name, priority, move || Err(InitError::Failed(reason.clone())))
         }
@@ -61,7 +64,7 @@ pub fn static_provider(
         library: PathBuf::from("(linked in)"),
         manifest: None,
         abi_version: None,
-        priority,
+        priority: Some(priority),
         options_json: options_json.into(),
     };
     BackendProvider::new(spec.name.clone(), priority, move || {
@@ -116,6 +119,7 @@ fn start(spec: &PluginSpec, table: Table) -> Result<Arc<dyn Backend>, InitError>
     let identity = Identity {
         name: spec.name.clone(),
         library: spec.library.clone(),
+        priority_set: spec.priority.is_some(),
     };
     let backend = PluginBackend::new(instance, identity).map_err(|e| InitError::Failed(spec.describe(e)))?;
     Ok(Arc::new(backend))
