@@ -152,14 +152,16 @@ pub const FP4_MAGNITUDES: [f32; 8] = [
 ];
 
 /// The thresholds of bitsandbytes' FP4 tree (`dQuantizeFP4`) on |x|: the
-/// midpoints of the sorted magnitudes, as the tree's literals.
+/// midpoints of the sorted magnitudes, as the tree's literals (which give
+/// the sixth, 7/12, as `0.583333`, six digits; kept so that codes agree
+/// with bitsandbytes').
 pub const FP4_THRESHOLDS: [f32; 7] = [
     0.002_604_17,
     0.085_937_5,
     0.208_333_33,
     0.291_666_67,
     0.416_666_7,
-    0.583_333_3,
+    0.583_333,
     0.833_333_3,
 ];
 
@@ -214,7 +216,8 @@ fn linspace_f32(start: f32, end: f32, steps: usize) -> Vec<f32> {
 /// evenly over [0.1, 1] (so `2^i` fraction values), scaled by
 /// `10^(i - 6)`, with their negatives; plus 0 and 1; sorted. Computed in
 /// f32 as bitsandbytes computes it with PyTorch: 256 values from
-/// -1 to 1, the smallest positive `1e-6 * 0.55`.
+/// -0.99296875 (the largest mean, negated) to 1, the smallest positive
+/// `1e-6 * 0.55`.
 pub fn dynamic_map() -> [f32; 256] {
     const SCALES: [f64; 7] = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0];
     let mut values = Vec::with_capacity(256);
@@ -293,14 +296,17 @@ mod tests {
     fn dynamic_map_is_bitsandbytes() {
         let map = dynamic_map();
         assert!(map.windows(2).all(|w| w[0] < w[1]), "sorted, distinct");
-        assert_eq!((map[0], map[255]), (-1.0, 1.0));
-        // The smallest magnitude: 1e-6 times the mean of linspace(0.1, 1, 2).
-        assert_eq!(map[128], 0.0);
-        assert_eq!(map[129], 1e-6f32 * 0.55f32);
-        assert_eq!(map[127], -(1e-6f32 * 0.55f32));
-        // The largest below 1: the last mean of 65 boundaries, (0.98875 + 1) / 2.
+        // -1 is not a value: the negative side ends at the largest mean,
+        // (1 - 0.9 / 64 + 1) / 2.
         let step = 0.9f32 / 64.0;
-        assert_eq!(map[254], (1.0 - step + 1.0) / 2.0);
+        let largest_mean = (1.0 - step + 1.0) / 2.0;
+        assert_eq!((map[0], map[254], map[255]), (-largest_mean, largest_mean, 1.0));
+        assert_eq!(largest_mean, 0.992_968_75);
+        // The smallest magnitude: 1e-6 times the mean of linspace(0.1, 1, 2).
+        // 127 negative means, 0, 127 positive means, 1.
+        assert_eq!(map[127], 0.0);
+        assert_eq!(map[128], 1e-6f32 * 0.55f32);
+        assert_eq!(map[126], -(1e-6f32 * 0.55f32));
     }
 
     #[test]

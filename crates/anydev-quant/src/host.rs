@@ -232,8 +232,8 @@ mod tests {
         assert!(quantize_4bit(&x, QuantType::Nf4, 64, &mut packed[..49], &mut absmax).is_err());
         let shape = GemvShape { rows: 1, n: 10, k: 10 };
         let mut out = [0f32; 10];
-        assert!(gemv_4bit(&x[..10], &packed, &absmax[..1], QuantType::Fp4, 64, shape, &mut out).is_ok());
-        assert!(gemv_4bit(&x[..9], &packed, &absmax[..1], QuantType::Fp4, 64, shape, &mut out).is_err());
+        assert!(gemv_4bit(&x[..10], &packed, &absmax, QuantType::Fp4, 64, shape, &mut out).is_ok());
+        assert!(gemv_4bit(&x[..9], &packed, &absmax, QuantType::Fp4, 64, shape, &mut out).is_err());
         let huge = GemvShape {
             rows: 1,
             n: usize::MAX,
