@@ -101,7 +101,10 @@ impl fmt::Display for QuantType {
 
 /// NF4's values (QLoRA, appendix E; bitsandbytes' `dDequantizeNF4`), code
 /// = index: the quantiles of N(0, 1) for 8 positive and 7 negative levels,
-/// each side scaled to end at ±1, so that 0 is exact.
+/// each side scaled to end at ±1, so that 0 is exact. bitsandbytes'
+/// literals digit for digit (each an f32 printed as f64), so they can be
+/// compared.
+#[allow(clippy::excessive_precision)]
 pub const NF4: [f32; 16] = [
     -1.0,
     -0.696_192_800_998_687_7,
@@ -139,7 +142,8 @@ pub fn quantize_nf4(x: f32) -> u8 {
 
 /// FP4's magnitudes by 3-bit code (bitsandbytes' `dDequantizeFP4Tree`):
 /// e2m1 with bias 3 and a subnormal, i.e. {0, 0.0625, 8, 12, 4, 6, 2, 3}
-/// divided by the largest, 12.
+/// divided by the largest, 12, as bitsandbytes' literals.
+#[allow(clippy::excessive_precision)]
 pub const FP4_MAGNITUDES: [f32; 8] = [
     0.0,
     5.208_333_333e-3,
@@ -155,6 +159,7 @@ pub const FP4_MAGNITUDES: [f32; 8] = [
 /// midpoints of the sorted magnitudes, as the tree's literals (which give
 /// the sixth, 7/12, as `0.583333`, six digits; kept so that codes agree
 /// with bitsandbytes').
+#[allow(clippy::excessive_precision)]
 pub const FP4_THRESHOLDS: [f32; 7] = [
     0.002_604_17,
     0.085_937_5,

@@ -146,7 +146,7 @@ pub fn quantize_4bit<T: Element>(
 /// The 4-bit code of element `i` in `packed`.
 fn nibble(packed: &[u8], i: usize) -> usize {
     let byte = packed[i / 2];
-    usize::from(if i % 2 == 0 { byte >> 4 } else { byte & 0xf })
+    usize::from(if i.is_multiple_of(2) { byte >> 4 } else { byte & 0xf })
 }
 
 /// 4-bit blockwise dequantization: the code's value times the block's

@@ -263,50 +263,55 @@ fn host_gemv_4bit(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs:
     ))
 }
 
-type ShapeFn = fn(&[TensorMeta], &Attrs) -> Result<Vec<TensorMeta>>;
-type HostKernelFn = fn(&[HostTensor<'_>], &mut [HostTensorMut<'_>], &Attrs) -> Result<()>;
+/// One op: its schema, shape rule and host kernel.
+struct Definition {
+    name: &'static str,
+    inputs: usize,
+    attrs: Vec<(&'static str, AttrKind)>,
+    shape_rule: fn(&[TensorMeta], &Attrs) -> Result<Vec<TensorMeta>>,
+    kernel: fn(&[HostTensor<'_>], &mut [HostTensorMut<'_>], &Attrs) -> Result<()>,
+}
 
-/// Each op: name, array inputs, attributes, shape rule, host kernel.
-fn definitions() -> [(
-    &'static str,
-    usize,
-    Vec<(&'static str, AttrKind)>,
-    ShapeFn,
-    HostKernelFn,
-); 5] {
+fn definitions() -> [Definition; 5] {
     let bs = ("blocksize", AttrKind::Int);
     let qt = ("quant_type", AttrKind::Str);
     let (shape, dtype) = (("shape", AttrKind::Shape), ("dtype", AttrKind::DType));
     [
-        (
-            op::QUANTIZE_BLOCKWISE,
-            2,
-            vec![bs],
-            quantize_blockwise_shape,
-            host_quantize_blockwise,
-        ),
-        (
-            op::DEQUANTIZE_BLOCKWISE,
-            3,
-            vec![bs, dtype],
-            dequantize_blockwise_shape,
-            host_dequantize_blockwise,
-        ),
-        (
-            op::QUANTIZE_4BIT,
-            1,
-            vec![bs, qt],
-            quantize_4bit_shape,
-            host_quantize_4bit,
-        ),
-        (
-            op::DEQUANTIZE_4BIT,
-            2,
-            vec![bs, qt, shape, dtype],
-            dequantize_4bit_shape,
-            host_dequantize_4bit,
-        ),
-        (op::GEMV_4BIT, 3, vec![bs, qt, shape], gemv_4bit_shape, host_gemv_4bit),
+        Definition {
+            name: op::QUANTIZE_BLOCKWISE,
+            inputs: 2,
+            attrs: vec![bs],
+            shape_rule: quantize_blockwise_shape,
+            kernel: host_quantize_blockwise,
+        },
+        Definition {
+            name: op::DEQUANTIZE_BLOCKWISE,
+            inputs: 3,
+            attrs: vec![bs, dtype],
+            shape_rule: dequantize_blockwise_shape,
+            kernel: host_dequantize_blockwise,
+        },
+        Definition {
+            name: op::QUANTIZE_4BIT,
+            inputs: 1,
+            attrs: vec![bs, qt],
+            shape_rule: quantize_4bit_shape,
+            kernel: host_quantize_4bit,
+        },
+        Definition {
+            name: op::DEQUANTIZE_4BIT,
+            inputs: 2,
+            attrs: vec![bs, qt, shape, dtype],
+            shape_rule: dequantize_4bit_shape,
+            kernel: host_dequantize_4bit,
+        },
+        Definition {
+            name: op::GEMV_4BIT,
+            inputs: 3,
+            attrs: vec![bs, qt, shape],
+            shape_rule: gemv_4bit_shape,
+            kernel: host_gemv_4bit,
+        },
     ]
 }
 
@@ -317,15 +322,15 @@ fn definitions() -> [(
 pub fn register_ops() -> Result<()> {
     static DONE: OnceLock<Result<()>> = OnceLock::new();
     DONE.get_or_init(|| {
-        for (name, inputs, attrs, shape_rule, kernel) in definitions() {
+        for d in definitions() {
             ext::define_op(OpDef {
-                name: name.into(),
-                inputs,
-                attrs: attrs.into_iter().map(|(a, k)| (a.to_owned(), k)).collect(),
-                shape_rule: Arc::new(shape_rule),
+                name: d.name.into(),
+                inputs: d.inputs,
+                attrs: d.attrs.into_iter().map(|(a, k)| (a.to_owned(), k)).collect(),
+                shape_rule: Arc::new(d.shape_rule),
             })?;
-            let kernel: Arc<HostFn> = Arc::new(kernel);
-            ext::register_kernel(name, "cpu", Kernel::Host(kernel))?;
+            let kernel: Arc<HostFn> = Arc::new(d.kernel);
+            ext::register_kernel(d.name, "cpu", Kernel::Host(kernel))?;
         }
         Ok(())
     })

@@ -106,7 +106,9 @@ pub fn bits(a: &anydev::Array) -> Vec<u32> {
 pub mod reference {
     //! bitsandbytes' algorithms, one element at a time.
 
-    /// NF4's values (QLoRA appendix E), code = index.
+    /// NF4's values (QLoRA appendix E), code = index, as bitsandbytes
+    /// writes them.
+    #[allow(clippy::excessive_precision)]
     pub const NF4: [f32; 16] = [
         -1.0,
         -0.6961928009986877,
@@ -144,6 +146,7 @@ pub mod reference {
     }
 
     /// `dQuantizeFP4`, as bitsandbytes writes the tree.
+    #[allow(clippy::excessive_precision)]
     pub fn fp4_code(x: f32) -> u8 {
         let sign = if x < 0.0 { 0b1000 } else { 0 };
         let x = x.abs();
@@ -173,6 +176,7 @@ pub mod reference {
     }
 
     /// `dDequantizeFP4Tree`'s value of a code, before the absmax.
+    #[allow(clippy::excessive_precision)]
     pub fn fp4_value(code: u8) -> f32 {
         let magnitude = match code & 0b111 {
             0b000 => 0.0,
