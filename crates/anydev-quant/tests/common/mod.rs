@@ -53,9 +53,12 @@ pub fn supports(device: Device, dtype: DType) -> bool {
     runtime().capabilities(device).is_ok_and(|c| c.supports_dtype(dtype))
 }
 
-/// Whether this crate's kernels cover `device` (else calls are `NoKernel`).
+/// Whether anydev-quant registers kernels for `device`'s kind (else its
+/// calls are `NoKernel`).
 pub fn has_kernels(device: Device) -> bool {
-    ["cpu", "wgpu", "cuda"].contains(&device.kind().as_str())
+    anydev_quant::register().expect("register the quant ops");
+    let kinds = anydev::extension::kernel_kinds(anydev_quant::op::QUANTIZE_4BIT).expect("a defined op");
+    kinds.iter().any(|k| k == device.kind().as_str())
 }
 
 /// `values` rounded to `dtype` (f32, f16, bf16), back as f32.
