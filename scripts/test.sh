@@ -32,7 +32,8 @@ if [ ! -e "$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ]; then
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$nvrtc" "nvidia-cuda-nvrtc-cu12==12.9.86"
 fi
 ANYDEV_NVRTC_PATH="$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" \
-  cargo test --locked -p anydev-cuda --test nvrtc_compile -p anydev-testing --test nvrtc_extension -- --ignored
+  cargo test --locked -p anydev-cuda --test nvrtc_compile -p anydev-testing --test nvrtc_extension \
+  -p anydev-quant --test nvrtc -- --ignored
 
 # Plugin conformance, as a vendor would run it: the simulator must pass;
 # the C test plugin and the C template must pass with their gaps reported

@@ -1,0 +1,41 @@
+//! Blockwise quantization as bitsandbytes defines it, added to anydev as
+//! extension ops (design section 11) without changing anydev: the model
+//! for third-party libraries with their own kernels.
+//!
+//! - [`formats`]: the 8-bit dynamic map, NF4 and FP4, and how a value
+//!   picks its code: one definition every kernel takes its tables from.
+//! - [`host`]: the kernels on plain slices, parallel over blocks.
+//! - With the default feature `runtime`: the ops `quant::*` ([`op`]),
+//!   their kernels for `cpu` (the host kernels), `wgpu` (WGSL) and `cuda`
+//!   (CUDA C++ through NVRTC), and a typed API over them
+//!   ([`quantize_4bit`], [`dequantize_4bit`], [`gemv_4bit`],
+//!   [`quantize_blockwise`], [`dequantize_blockwise`], [`dynamic_map`]).
+//!
+//! Without `runtime` (`default-features = false`) only [`formats`] and
+//! [`host`] are built, so a device plugin can link the same kernels
+//! without linking the runtime.
+//!
+//! docs/quantization.md describes the formats, ops and guarantees.
+
+pub mod formats;
+pub mod host;
+
+#[cfg(feature = "runtime")]
+mod api;
+#[cfg(feature = "runtime")]
+pub mod cuda;
+#[cfg(feature = "runtime")]
+mod launch;
+#[cfg(feature = "runtime")]
+mod ops;
+#[cfg(feature = "runtime")]
+mod wgsl;
+
+#[cfg(feature = "runtime")]
+pub use api::{
+    dequantize_4bit, dequantize_blockwise, dynamic_map, gemv_4bit, quantize_4bit, quantize_blockwise, Quantized4bit,
+    QuantizedBlockwise,
+};
+pub use formats::QuantType;
+#[cfg(feature = "runtime")]
+pub use ops::{op, register, register_ops};
