@@ -3,7 +3,8 @@
 //! the ops on first use and runs on its inputs' device.
 
 use crate::formats::{self, QuantType};
-use crate::ops::{op, register};
+use crate::call::op;
+use crate::ops::register;
 use anydev::extension::{self as ext, AttrValue, Attrs};
 use anydev::{Array, DType, Device, Result};
 

@@ -11,7 +11,7 @@
 
 use crate::formats::{self, QuantType};
 use crate::launch::{self, float_operand};
-use crate::ops::op;
+use crate::call::op;
 use anydev::extension::{Cuda, LaunchRule};
 use std::sync::Arc;
 

@@ -9,7 +9,8 @@
 //! (0 for the other ops).
 
 use crate::formats::{blocks, QuantType};
-use crate::ops::{self, op};
+use crate::call::op;
+use crate::ops;
 use anydev::extension::{Attrs, LaunchRule, TensorMeta};
 use anydev::{Error, Result};
 use std::sync::Arc;

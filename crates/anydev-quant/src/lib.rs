@@ -5,18 +5,21 @@
 //! - [`formats`]: the 8-bit dynamic map, NF4 and FP4, and how a value
 //!   picks its code: one definition every kernel takes its tables from.
 //! - [`host`]: the kernels on plain slices, parallel over blocks.
-//! - With the default feature `runtime`: the ops `quant::*` ([`op`]),
+//! - [`call`]: the ops by name ([`op`]) on host memory, as the `cpu`
+//!   kernels and a host-computing device plugin run them.
+//! - With the default feature `runtime`: the ops `quant::*`,
 //!   their kernels for `cpu` (the host kernels), `wgpu` (WGSL) and `cuda`
 //!   (CUDA C++ through NVRTC), and a typed API over them
 //!   ([`quantize_4bit`], [`dequantize_4bit`], [`gemv_4bit`],
 //!   [`quantize_blockwise`], [`dequantize_blockwise`], [`dynamic_map`]).
 //!
-//! Without `runtime` (`default-features = false`) only [`formats`] and
-//! [`host`] are built, so a device plugin can link the same kernels
+//! Without `runtime` (`default-features = false`) only [`formats`],
+//! [`host`] and [`call`] are built, so a device plugin can link the same kernels
 //! without linking the runtime.
 //!
 //! docs/quantization.md describes the formats, ops and guarantees.
 
+pub mod call;
 pub mod formats;
 pub mod host;
 
@@ -36,6 +39,7 @@ pub use api::{
     dequantize_4bit, dequantize_blockwise, dynamic_map, gemv_4bit, quantize_4bit, quantize_blockwise, Quantized4bit,
     QuantizedBlockwise,
 };
+pub use call::op;
 pub use formats::QuantType;
 #[cfg(feature = "runtime")]
-pub use ops::{op, register, register_ops};
+pub use ops::{register, register_ops};

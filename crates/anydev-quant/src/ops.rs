@@ -1,36 +1,16 @@
 //! The `quant::*` ops: their schemas, the shape rules that validate every
-//! call before anything runs, the `cpu` kernels (the [`crate::host`]
-//! kernels over the call's tensors), and registration.
+//! call before anything runs, the `cpu` kernels (the ops by name of
+//! [`crate::call`] over the call's tensors), and registration.
 
-use crate::formats::{self, blocks, FormatError, QuantType};
-use crate::host::{self, GemvShape};
-use anydev::extension::{self as ext, AttrKind, Attrs, HostFn, HostTensor, HostTensorMut, Kernel, OpDef, TensorMeta};
+use crate::call::{self, Operand, OperandMut};
+use crate::formats::{blocks, FormatError, QuantType};
+use anydev::extension::{
+    self as ext, AttrKind, AttrValue, Attrs, HostFn, HostTensor, HostTensorMut, Kernel, OpDef, TensorMeta,
+};
 use anydev::{DType, Error, Result};
-use half::{bf16, f16};
 use std::sync::{Arc, OnceLock};
 
-/// The ops' names.
-pub mod op {
-    /// `(x, code f32[256]; blocksize: Int) -> (q u8 like x, absmax f32[blocks])`
-    pub const QUANTIZE_BLOCKWISE: &str = "quant::quantize_blockwise";
-    /// `(q u8, absmax f32[blocks], code f32[256]; blocksize: Int, dtype: DType) -> out like q`
-    pub const DEQUANTIZE_BLOCKWISE: &str = "quant::dequantize_blockwise";
-    /// `(x; blocksize: Int, quant_type: Str) -> (packed u8[ceil(n/2)], absmax f32[blocks])`
-    pub const QUANTIZE_4BIT: &str = "quant::quantize_4bit";
-    /// `(packed, absmax; blocksize: Int, quant_type: Str, shape: Shape, dtype: DType) -> out[shape]`
-    pub const DEQUANTIZE_4BIT: &str = "quant::dequantize_4bit";
-    /// `(a[..., K], packed, absmax; blocksize: Int, quant_type: Str, shape: Shape [N, K]) -> out[..., N]`
-    pub const GEMV_4BIT: &str = "quant::gemv_4bit";
-
-    /// Every op of the library.
-    pub const ALL: [&str; 5] = [
-        QUANTIZE_BLOCKWISE,
-        DEQUANTIZE_BLOCKWISE,
-        QUANTIZE_4BIT,
-        DEQUANTIZE_4BIT,
-        GEMV_4BIT,
-    ];
-}
+pub use crate::call::op;
 
 /// The floating-point dtypes the ops read and write.
 pub(crate) const FLOATS: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
@@ -39,12 +19,17 @@ fn invalid(op: &str, e: FormatError) -> Error {
     Error::invalid_argument(op, e.0)
 }
 
+/// The attributes of a call, as [`call`]'s readers look them up.
+fn lookup<'a>(attrs: &'a Attrs) -> impl Fn(&str) -> Option<&'a AttrValue> + 'a {
+    move |name| attrs.get(name)
+}
+
 pub(crate) fn blocksize(op: &str, attrs: &Attrs) -> Result<usize> {
-    formats::check_blocksize(attrs.int("blocksize")?).map_err(|e| invalid(op, e))
+    call::blocksize(&lookup(attrs)).map_err(|e| invalid(op, e))
 }
 
 pub(crate) fn quant_type(op: &str, attrs: &Attrs) -> Result<QuantType> {
-    QuantType::parse(&attrs.str("quant_type")?).map_err(|e| invalid(op, e))
+    call::quant_type(&lookup(attrs)).map_err(|e| invalid(op, e))
 }
 
 fn float(op: &str, what: &str, dtype: DType) -> Result<()> {
@@ -155,13 +140,7 @@ fn dequantize_4bit_shape(ins: &[TensorMeta], attrs: &Attrs) -> Result<Vec<Tensor
 
 /// The weights' `[n, k]` of a `gemv_4bit` call.
 fn gemv_weights(attrs: &Attrs) -> Result<(usize, usize)> {
-    match attrs.shape("shape")?[..] {
-        [n, k] => Ok((n, k)),
-        ref other => Err(Error::invalid_argument(
-            op::GEMV_4BIT,
-            format!("shape must be the weights' [N, K], got {other:?}"),
-        )),
-    }
+    call::gemv_weights(&lookup(attrs)).map_err(|e| invalid(op::GEMV_4BIT, e))
 }
 
 fn gemv_4bit_shape(ins: &[TensorMeta], attrs: &Attrs) -> Result<Vec<TensorMeta>> {
@@ -185,91 +164,35 @@ fn gemv_4bit_shape(ins: &[TensorMeta], attrs: &Attrs) -> Result<Vec<TensorMeta>>
     Ok(vec![TensorMeta::new(a.dtype, &shape)])
 }
 
-/// Runs the host kernel `$body` with `$t` the element type of a float
-/// `$dtype`, its errors reported as `$op`'s.
-macro_rules! with_float {
-    ($op:expr, $dtype:expr, $t:ident => $body:expr) => {
-        match $dtype {
-            DType::F32 => {
-                type $t = f32;
-                $body.map_err(|e| invalid($op, e))
-            }
-            DType::F16 => {
-                type $t = f16;
-                $body.map_err(|e| invalid($op, e))
-            }
-            DType::BF16 => {
-                type $t = bf16;
-                $body.map_err(|e| invalid($op, e))
-            }
-            other => Err(Error::invalid_argument($op, format!("no host kernel for {other}"))),
-        }
-    };
+/// The `cpu` kernel of op `name`: [`call::run`] over the call's tensors.
+fn host_kernel(name: &'static str) -> Arc<HostFn> {
+    Arc::new(move |ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs| {
+        let ins: Vec<Operand<'_>> = ins
+            .iter()
+            .map(|t| Operand {
+                dtype: t.dtype,
+                shape: t.shape,
+                bytes: t.bytes,
+            })
+            .collect();
+        let mut outs: Vec<OperandMut<'_>> = outs
+            .iter_mut()
+            .map(|t| OperandMut {
+                dtype: t.dtype,
+                shape: t.shape,
+                bytes: &mut *t.bytes,
+            })
+            .collect();
+        call::run(name, &ins, &mut outs, &lookup(attrs)).map_err(|e| invalid(name, e))
+    })
 }
 
-/// Splits a two-output call's outputs.
-fn two<'o, 'a>(outs: &'o mut [HostTensorMut<'a>]) -> (&'o mut HostTensorMut<'a>, &'o mut HostTensorMut<'a>) {
-    let (first, rest) = outs.split_at_mut(1);
-    (&mut first[0], &mut rest[0])
-}
-
-fn host_quantize_blockwise(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
-    let o = op::QUANTIZE_BLOCKWISE;
-    let bs = blocksize(o, attrs)?;
-    let code = ins[1].as_slice::<f32>()?;
-    let (q, absmax) = two(outs);
-    let (q, absmax) = (q.as_mut_slice::<u8>()?, absmax.as_mut_slice::<f32>()?);
-    with_float!(o, ins[0].dtype, T => host::quantize_blockwise(ins[0].as_slice::<T>()?, code, bs, q, absmax))
-}
-
-fn host_dequantize_blockwise(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
-    let o = op::DEQUANTIZE_BLOCKWISE;
-    let bs = blocksize(o, attrs)?;
-    let (q, absmax, code) = (
-        ins[0].as_slice::<u8>()?,
-        ins[1].as_slice::<f32>()?,
-        ins[2].as_slice::<f32>()?,
-    );
-    let out = &mut outs[0];
-    with_float!(o, out.dtype, T => host::dequantize_blockwise(q, absmax, code, bs, out.as_mut_slice::<T>()?))
-}
-
-fn host_quantize_4bit(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
-    let o = op::QUANTIZE_4BIT;
-    let (bs, qt) = (blocksize(o, attrs)?, quant_type(o, attrs)?);
-    let (packed, absmax) = two(outs);
-    let (packed, absmax) = (packed.as_mut_slice::<u8>()?, absmax.as_mut_slice::<f32>()?);
-    with_float!(o, ins[0].dtype, T => host::quantize_4bit(ins[0].as_slice::<T>()?, qt, bs, packed, absmax))
-}
-
-fn host_dequantize_4bit(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
-    let o = op::DEQUANTIZE_4BIT;
-    let (bs, qt) = (blocksize(o, attrs)?, quant_type(o, attrs)?);
-    let (packed, absmax) = (ins[0].as_slice::<u8>()?, ins[1].as_slice::<f32>()?);
-    let out = &mut outs[0];
-    with_float!(o, out.dtype, T => host::dequantize_4bit(packed, absmax, qt, bs, out.as_mut_slice::<T>()?))
-}
-
-fn host_gemv_4bit(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
-    let o = op::GEMV_4BIT;
-    let (bs, qt) = (blocksize(o, attrs)?, quant_type(o, attrs)?);
-    let (n, k) = gemv_weights(attrs)?;
-    let rows = ins[0].shape[..ins[0].shape.len().saturating_sub(1)].iter().product();
-    let shape = GemvShape { rows, n, k };
-    let (packed, absmax) = (ins[1].as_slice::<u8>()?, ins[2].as_slice::<f32>()?);
-    let out = &mut outs[0];
-    with_float!(o, ins[0].dtype, T => host::gemv_4bit(
-        ins[0].as_slice::<T>()?, packed, absmax, qt, bs, shape, out.as_mut_slice::<T>()?
-    ))
-}
-
-/// One op: its schema, shape rule and host kernel.
+/// One op: its schema and shape rule.
 struct Definition {
     name: &'static str,
     inputs: usize,
     attrs: Vec<(&'static str, AttrKind)>,
     shape_rule: fn(&[TensorMeta], &Attrs) -> Result<Vec<TensorMeta>>,
-    kernel: fn(&[HostTensor<'_>], &mut [HostTensorMut<'_>], &Attrs) -> Result<()>,
 }
 
 fn definitions() -> [Definition; 5] {
@@ -282,35 +205,30 @@ fn definitions() -> [Definition; 5] {
             inputs: 2,
             attrs: vec![bs],
             shape_rule: quantize_blockwise_shape,
-            kernel: host_quantize_blockwise,
         },
         Definition {
             name: op::DEQUANTIZE_BLOCKWISE,
             inputs: 3,
             attrs: vec![bs, dtype],
             shape_rule: dequantize_blockwise_shape,
-            kernel: host_dequantize_blockwise,
         },
         Definition {
             name: op::QUANTIZE_4BIT,
             inputs: 1,
             attrs: vec![bs, qt],
             shape_rule: quantize_4bit_shape,
-            kernel: host_quantize_4bit,
         },
         Definition {
             name: op::DEQUANTIZE_4BIT,
             inputs: 2,
             attrs: vec![bs, qt, shape, dtype],
             shape_rule: dequantize_4bit_shape,
-            kernel: host_dequantize_4bit,
         },
         Definition {
             name: op::GEMV_4BIT,
             inputs: 3,
             attrs: vec![bs, qt, shape],
             shape_rule: gemv_4bit_shape,
-            kernel: host_gemv_4bit,
         },
     ]
 }
@@ -329,8 +247,7 @@ pub fn register_ops() -> Result<()> {
                 attrs: d.attrs.into_iter().map(|(a, k)| (a.to_owned(), k)).collect(),
                 shape_rule: Arc::new(d.shape_rule),
             })?;
-            let kernel: Arc<HostFn> = Arc::new(d.kernel);
-            ext::register_kernel(d.name, "cpu", Kernel::Host(kernel))?;
+            ext::register_kernel(d.name, "cpu", Kernel::Host(host_kernel(d.name)))?;
         }
         Ok(())
     })

@@ -17,7 +17,7 @@
 
 use crate::formats::{self, QuantType};
 use crate::launch::{self, float_operand};
-use crate::ops::op;
+use crate::call::op;
 use anydev::extension::{LaunchRule, Wgsl};
 use std::sync::Arc;
 
