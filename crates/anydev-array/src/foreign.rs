@@ -38,7 +38,7 @@ impl Array {
         let size = shape::checked_size(OP, shape)?;
         let item = dtype.size();
         let base = (memory.ptr().as_ptr() as usize).wrapping_add(offset.wrapping_mul(item));
-        if base % alignment(dtype) != 0 {
+        if !base.is_multiple_of(alignment(dtype)) {
             return Err(Error::invalid_argument(
                 OP,
                 format!("element 0 at address {base:#x} is not aligned for {dtype}"),

@@ -2,8 +2,8 @@
 //! together with what it takes to dequantize it. Every function registers
 //! the ops on first use and runs on its inputs' device.
 
-use crate::formats::{self, QuantType};
 use crate::call::op;
+use crate::formats::{self, QuantType};
 use crate::ops::register;
 use anydev::extension::{self as ext, AttrValue, Attrs};
 use anydev::{Array, DType, Device, Result};

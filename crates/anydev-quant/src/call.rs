@@ -84,9 +84,7 @@ pub fn shape<'a>(attr: &AttrLookup<'a>) -> Result<&'a [usize], FormatError> {
 pub fn gemv_weights(attr: &AttrLookup<'_>) -> Result<(usize, usize), FormatError> {
     match *shape(attr)? {
         [n, k] => Ok((n, k)),
-        ref other => Err(FormatError(format!(
-            "shape must be the weights' [N, K], got {other:?}"
-        ))),
+        ref other => Err(FormatError(format!("shape must be the weights' [N, K], got {other:?}"))),
     }
 }
 
@@ -141,14 +139,14 @@ macro_rules! with_float {
 }
 
 /// A call's `N` inputs, or why it has another number.
-fn inputs<'s, T, const N: usize>(operands: &'s [T]) -> Result<&'s [T; N], FormatError> {
+fn inputs<T, const N: usize>(operands: &[T]) -> Result<&[T; N], FormatError> {
     operands
         .try_into()
         .map_err(|_| FormatError(format!("{} inputs, expected {N}", operands.len())))
 }
 
 /// A call's `N` outputs, or why it has another number.
-fn outputs<'s, T, const N: usize>(operands: &'s mut [T]) -> Result<&'s mut [T; N], FormatError> {
+fn outputs<T, const N: usize>(operands: &mut [T]) -> Result<&mut [T; N], FormatError> {
     let len = operands.len();
     operands
         .try_into()
@@ -194,7 +192,10 @@ pub fn run(
             let [packed, absmax] = inputs(ins)?;
             let [out] = outputs(outs)?;
             let (bs, qt) = (blocksize(attr)?, quant_type(attr)?);
-            let (packed, absmax) = (packed.of::<u8>("packed", DType::U8)?, absmax.of::<f32>("absmax", DType::F32)?);
+            let (packed, absmax) = (
+                packed.of::<u8>("packed", DType::U8)?,
+                absmax.of::<f32>("absmax", DType::F32)?,
+            );
             with_float!(out.dtype, T => host::dequantize_4bit(
                 packed, absmax, qt, bs, typed_mut::<T>("out", out.dtype, out.bytes)?
             ))
@@ -206,7 +207,10 @@ pub fn run(
             let (n, k) = gemv_weights(attr)?;
             let rows = a.shape[..a.shape.len().saturating_sub(1)].iter().product();
             let shape = GemvShape { rows, n, k };
-            let (packed, absmax) = (packed.of::<u8>("packed", DType::U8)?, absmax.of::<f32>("absmax", DType::F32)?);
+            let (packed, absmax) = (
+                packed.of::<u8>("packed", DType::U8)?,
+                absmax.of::<f32>("absmax", DType::F32)?,
+            );
             expect_dtype("out", out.dtype, a.dtype)?;
             with_float!(a.dtype, T => host::gemv_4bit(
                 typed::<T>("a", a.dtype, a.bytes)?, packed, absmax, qt, bs, shape,

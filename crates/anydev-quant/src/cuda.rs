@@ -9,9 +9,9 @@
 //!
 //! `tests/nvrtc.rs` compiles every source with NVRTC.
 
+use crate::call::op;
 use crate::formats::{self, QuantType};
 use crate::launch::{self, float_operand};
-use crate::call::op;
 use anydev::extension::{Cuda, LaunchRule};
 use std::sync::Arc;
 

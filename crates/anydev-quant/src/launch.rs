@@ -8,8 +8,8 @@
 //! the 8-bit ops), and `n`, `k` are the weights' dimensions of `gemv_4bit`
 //! (0 for the other ops).
 
-use crate::formats::{blocks, QuantType};
 use crate::call::op;
+use crate::formats::{blocks, QuantType};
 use crate::ops;
 use anydev::extension::{Attrs, LaunchRule, TensorMeta};
 use anydev::{Error, Result};

@@ -166,25 +166,27 @@ fn gemv_4bit_shape(ins: &[TensorMeta], attrs: &Attrs) -> Result<Vec<TensorMeta>>
 
 /// The `cpu` kernel of op `name`: [`call::run`] over the call's tensors.
 fn host_kernel(name: &'static str) -> Arc<HostFn> {
-    Arc::new(move |ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs| {
-        let ins: Vec<Operand<'_>> = ins
-            .iter()
-            .map(|t| Operand {
-                dtype: t.dtype,
-                shape: t.shape,
-                bytes: t.bytes,
-            })
-            .collect();
-        let mut outs: Vec<OperandMut<'_>> = outs
-            .iter_mut()
-            .map(|t| OperandMut {
-                dtype: t.dtype,
-                shape: t.shape,
-                bytes: &mut *t.bytes,
-            })
-            .collect();
-        call::run(name, &ins, &mut outs, &lookup(attrs)).map_err(|e| invalid(name, e))
-    })
+    Arc::new(
+        move |ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs| {
+            let ins: Vec<Operand<'_>> = ins
+                .iter()
+                .map(|t| Operand {
+                    dtype: t.dtype,
+                    shape: t.shape,
+                    bytes: t.bytes,
+                })
+                .collect();
+            let mut outs: Vec<OperandMut<'_>> = outs
+                .iter_mut()
+                .map(|t| OperandMut {
+                    dtype: t.dtype,
+                    shape: t.shape,
+                    bytes: &mut *t.bytes,
+                })
+                .collect();
+            call::run(name, &ins, &mut outs, &lookup(attrs)).map_err(|e| invalid(name, e))
+        },
+    )
 }
 
 /// One op: its schema and shape rule.

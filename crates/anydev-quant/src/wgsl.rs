@@ -15,9 +15,9 @@
 //! group's linear index is `y * groups_x + x`, and indices past the end
 //! do nothing.
 
+use crate::call::op;
 use crate::formats::{self, QuantType};
 use crate::launch::{self, float_operand};
-use crate::call::op;
 use anydev::extension::{LaunchRule, Wgsl};
 use std::sync::Arc;
 

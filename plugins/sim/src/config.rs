@@ -6,7 +6,7 @@
 //! | `devices`       | `ANYDEV_SIM_DEVICES`       | number of devices (default 2)                  |
 //! | `memory_limit`  | `ANYDEV_SIM_MEMORY_LIMIT`  | bytes per device (`K`/`M`/`G` suffixes)        |
 //! | `refuse_dtypes` | `ANYDEV_SIM_REFUSE_DTYPES` | dtypes the devices refuse (`f64,f16`)          |
-//! | `refuse_ops`    | (manifest only)            | ops the devices refuse (`["divide"]`)          |
+//! | `refuse_ops`    | (manifest only)            | ops the devices refuse (`["divide"]`), extension ops included (`["quant::gemv_4bit"]`: not listed) |
 //! | `peer_access`   | `ANYDEV_SIM_PEER_ACCESS`   | devices reach each other's memory (1/0)        |
 //! | `unified`       | `ANYDEV_SIM_UNIFIED`       | reach host and managed memory (1/0, default 0) |
 //! | `op_delay_us`   | `ANYDEV_SIM_OP_DELAY_US`   | µs each op/fill/copy sleeps first (default 0)  |
@@ -34,6 +34,9 @@ pub struct SimConfig {
     /// Ops the devices say they do not implement, for any dtype (a device
     /// with gaps, as conformance must handle).
     pub refused_ops: Vec<OpCode>,
+    /// Extension ops the devices do not list (a plugin without a
+    /// library's ops, whose callers must get `NoKernel`).
+    pub refused_extensions: Vec<String>,
     /// Whether each device reaches the others' memory directly. Without it,
     /// copies between devices are staged through host memory.
     pub peer_access: bool,
@@ -54,6 +57,7 @@ impl Default for SimConfig {
             memory_limit: None,
             refused: Vec::new(),
             refused_ops: Vec::new(),
+            refused_extensions: Vec::new(),
             peer_access: true,
             unified: false,
             op_delay_us: 0,
@@ -135,12 +139,23 @@ impl SimConfig {
                     self.refused = parse_dtypes(names, "refuse_dtypes")?;
                 }
                 ("refuse_ops", Value::Array(items)) => {
-                    self.refused_ops = items
-                        .iter()
-                        .map(|item| {
-                            item.as_str()
-                                .and_then(|name| OpCode::all().into_iter().find(|op| op.name() == name))
-                                .ok_or_else(|| invalid("refuse_ops", item, "op names like \"divide\""))
+                    let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+                    let names = names.ok_or_else(|| invalid("refuse_ops", value, "a list of op names"))?;
+                    let (extensions, built_in): (Vec<&str>, Vec<&str>) =
+                        names.into_iter().partition(|n| n.contains("::"));
+                    self.refused_ops = built_in
+                        .into_iter()
+                        .map(|name| {
+                            OpCode::all().into_iter().find(|op| op.name() == name).ok_or_else(|| {
+                                invalid("refuse_ops", name, "op names like \"divide\" or \"quant::gemv_4bit\"")
+                            })
+                        })
+                        .collect::<Result<_>>()?;
+                    self.refused_extensions = extensions
+                        .into_iter()
+                        .map(|name| match anydev_quant::op::ALL.contains(&name) {
+                            true => Ok(name.to_owned()),
+                            false => Err(invalid("refuse_ops", name, "an extension op the simulator implements")),
                         })
                         .collect::<Result<_>>()?;
                 }

@@ -21,10 +21,12 @@
 
 pub mod config;
 mod exec;
+mod extension;
 mod memory;
 mod stream;
 
 use anydev_ops::{DType, Op, OpCode};
+use anydev_plugin::codec::{ExtensionCall, TensorSpec};
 use anydev_plugin::{
     AttrValue, ForeignMemory, InitArgs, MemoryKind, MemoryStats, Plugin, PluginError, PluginTensor, Properties, Result,
 };
@@ -327,6 +329,23 @@ impl Plugin for Sim {
     fn execute(&self, stream: &SimStream, op: &Op<'_, PluginTensor<'_, SimBuffer>>) -> Result<()> {
         let job = exec::prepare(&self.reach(stream.device()), &self.config.refused, op)?;
         stream.state.submit("execute", move || job.run())
+    }
+
+    fn extension_ops(&self, _device: usize) -> Vec<String> {
+        extension::ops(&self.config)
+    }
+
+    fn extension_supported(&self, _device: usize, call: &ExtensionCall<'_, TensorSpec<'_>>) -> bool {
+        extension::supported(&self.config, call)
+    }
+
+    fn execute_extension(
+        &self,
+        stream: &SimStream,
+        call: &ExtensionCall<'_, PluginTensor<'_, SimBuffer>>,
+    ) -> Result<()> {
+        let job = extension::prepare(&self.reach(stream.device()), &self.config, call)?;
+        stream.state.submit("extension", move || job.run())
     }
 }
 

@@ -307,6 +307,69 @@ impl View {
     fn host(&self) -> HostTensor<'_> {
         HostTensor::new(self.buffer.at(self.byte_offset), self.dtype, &self.shape, &self.strides)
     }
+
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The block's bytes `[start, end)` the view covers, when it is
+    /// contiguous row-major (as every operand of an extension call is).
+    fn contiguous_span(&self) -> Result<(usize, usize)> {
+        let mut expected = 1isize;
+        for (&n, &stride) in self.shape.iter().zip(&self.strides).rev() {
+            if n > 1 && stride != expected {
+                return Err(PluginError::invalid_argument(format!(
+                    "an extension operand of shape {:?} has strides {:?}, not row-major",
+                    self.shape, self.strides
+                )));
+            }
+            expected = expected.saturating_mul(n as isize);
+        }
+        let len = self.shape.iter().product::<usize>() * self.dtype.size();
+        Ok((self.byte_offset, self.byte_offset + len))
+    }
+}
+
+/// Runs `f` on the bytes of contiguous views: `inputs` to read, `outputs`
+/// to write. An output that overlaps another operand is refused, so the
+/// slices never alias a mutable one.
+pub fn with_bytes<R>(inputs: &[View], outputs: &[View], f: impl FnOnce(&[&[u8]], &mut [&mut [u8]]) -> R) -> Result<R> {
+    let span = |v: &View| -> Result<(usize, usize, usize)> {
+        let (start, end) = v.contiguous_span()?;
+        let base = v.buffer.address().as_ptr() as usize;
+        Ok((base + start, base + end, start))
+    };
+    let ins: Vec<_> = inputs.iter().map(span).collect::<Result<_>>()?;
+    let outs: Vec<_> = outputs.iter().map(span).collect::<Result<_>>()?;
+    for (i, &(start, end, _)) in outs.iter().enumerate() {
+        let others = ins.iter().chain(outs.iter().take(i));
+        if start < end && others.into_iter().any(|&(s, e, _)| s < end && start < e) {
+            return Err(PluginError::invalid_argument(format!(
+                "extension output {i} overlaps another operand"
+            )));
+        }
+    }
+    // SAFETY: every view was checked when made to lie inside its block,
+    // which it keeps alive; the spans are the views' own bytes; no output
+    // overlaps another operand (checked above), so the only aliasing is
+    // between shared input slices. The host orders other streams' use of
+    // the memory with events.
+    let in_bytes: Vec<&[u8]> = inputs
+        .iter()
+        .zip(&ins)
+        .map(|(v, &(start, end, offset))| unsafe { std::slice::from_raw_parts(v.buffer.at(offset), end - start) })
+        .collect();
+    // SAFETY: as above; each output slice is disjoint from every other slice.
+    let mut out_bytes: Vec<&mut [u8]> = outputs
+        .iter()
+        .zip(&outs)
+        .map(|(v, &(start, end, offset))| unsafe { std::slice::from_raw_parts_mut(v.buffer.at(offset), end - start) })
+        .collect();
+    Ok(f(&in_bytes, &mut out_bytes))
 }
 
 /// Runs `op`, whose operands are indices into `views`, on the host kernels.

@@ -10,20 +10,27 @@ use anydev::{DType, Device, Runtime, RuntimeConfig};
 use half::{bf16, f16};
 use std::sync::OnceLock;
 
-/// The built-in devices plus the simulator (through a manifest, as the
-/// device-generic suite loads it), so a plugin kind without kernels is
-/// covered too.
+/// The built-in devices plus two simulators, loaded through manifests as
+/// the device-generic suite loads plugins: `sim`, which implements the ops
+/// through the C ABI's extension calls, and `simbare`, the same library
+/// told to list none of them (a plugin without the library's ops).
 pub fn runtime() -> &'static Runtime {
     static RT: OnceLock<Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         let dir =
             std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("anydev-quant-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("create the manifest directory");
-        let manifest = format!(
-            r#"{{"file_format_version": "1.0.0", "name": "sim", "library_path": {:?}, "options": {{"devices": 1}}}}"#,
-            anydev_testing::locate::sim_library()
-        );
-        std::fs::write(dir.join("sim.json"), manifest).expect("write the sim manifest");
+        let library = anydev_testing::locate::sim_library();
+        let refuse: Vec<&str> = anydev_quant::op::ALL.to_vec();
+        for (name, options) in [
+            ("sim", r#"{"devices": 1}"#.to_owned()),
+            ("simbare", format!(r#"{{"devices": 1, "refuse_ops": {refuse:?}}}"#)),
+        ] {
+            let manifest = format!(
+                r#"{{"file_format_version": "1.0.0", "name": "{name}", "library_path": {library:?}, "options": {options}}}"#
+            );
+            std::fs::write(dir.join(format!("{name}.json")), manifest).expect("write a sim manifest");
+        }
         let config = RuntimeConfig {
             plugins: PluginConfig {
                 search_dirs: vec![dir],
@@ -53,12 +60,12 @@ pub fn supports(device: Device, dtype: DType) -> bool {
     runtime().capabilities(device).is_ok_and(|c| c.supports_dtype(dtype))
 }
 
-/// Whether anydev-quant registers kernels for `device`'s kind (else its
-/// calls are `NoKernel`).
+/// Whether `device` runs the ops: a kernel registered for its kind, or
+/// its plugin's own implementation (else its calls are `NoKernel`).
 pub fn has_kernels(device: Device) -> bool {
     anydev_quant::register().expect("register the quant ops");
-    let kinds = anydev::extension::kernel_kinds(anydev_quant::op::QUANTIZE_4BIT).expect("a defined op");
-    kinds.iter().any(|k| k == device.kind().as_str())
+    let ops = anydev::extension::device_ops_in(runtime(), device).expect("a device of the runtime");
+    ops.iter().any(|op| op == anydev_quant::op::QUANTIZE_4BIT)
 }
 
 /// `values` rounded to `dtype` (f32, f16, bf16), back as f32.
