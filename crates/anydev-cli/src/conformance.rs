@@ -33,6 +33,12 @@ pub struct Args {
 }
 
 pub fn main(args: Args) -> ExitCode {
+    // The extension libraries this program links certify their ops too:
+    // a plugin that lists them runs their cases, any other skips them.
+    if let Err(e) = anydev_quant::conformance::register() {
+        eprintln!("error: registering the quantization library's cases: {e}");
+        return ExitCode::FAILURE;
+    }
     if args.worker {
         let selection = Selection {
             filter: args.filter.as_deref(),

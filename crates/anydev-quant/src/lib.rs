@@ -11,7 +11,8 @@
 //!   their kernels for `cpu` (the host kernels), `wgpu` (WGSL) and `cuda`
 //!   (CUDA C++ through NVRTC), and a typed API over them
 //!   ([`quantize_4bit`], [`dequantize_4bit`], [`gemv_4bit`],
-//!   [`quantize_blockwise`], [`dequantize_blockwise`], [`dynamic_map`]).
+//!   [`quantize_blockwise`], [`dequantize_blockwise`], [`dynamic_map`]),
+//!   and the [`conformance`] cases that certify a device's implementation.
 //!
 //! Without `runtime` (`default-features = false`) only [`formats`],
 //! [`host`] and [`call`] are built, so a device plugin can link the same kernels
@@ -25,6 +26,8 @@ pub mod host;
 
 #[cfg(feature = "runtime")]
 mod api;
+#[cfg(feature = "runtime")]
+pub mod conformance;
 #[cfg(feature = "runtime")]
 pub mod cuda;
 #[cfg(feature = "runtime")]

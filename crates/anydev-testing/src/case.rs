@@ -31,6 +31,10 @@ pub enum Need {
     MemoryBytes(u64),
     /// The backend enforces an allocation limit (reported by `memory_stats`).
     MemoryLimit,
+    /// The device runs this extension op: a kernel registered for its
+    /// kind, or its plugin's own implementation (an extension library's
+    /// cases, which a plugin without the op skips).
+    ExtensionOp(&'static str),
 }
 
 impl fmt::Display for Need {
@@ -46,6 +50,7 @@ impl fmt::Display for Need {
             Need::PeerAccess => f.write_str("needs peer access"),
             Need::MemoryBytes(n) => write!(f, "needs {n} bytes of device memory"),
             Need::MemoryLimit => f.write_str("needs an enforced memory limit"),
+            Need::ExtensionOp(op) => write!(f, "needs extension op {op}"),
         }
     }
 }

@@ -206,6 +206,8 @@ struct Facts {
     selected: usize,
     memory_bytes: u64,
     has_limit: bool,
+    /// The extension ops the device runs.
+    extension_ops: Vec<String>,
 }
 
 impl Facts {
@@ -213,6 +215,8 @@ impl Facts {
         let backend = Arc::clone(plan.runtime.backend(device).map_err(|e| e.to_string())?);
         let memory_bytes = plan.runtime.properties(device).map_or(0, |p| p.memory_bytes);
         let has_limit = backend.memory_stats(device.index()).is_ok_and(|s| s.limit.is_some());
+        let extension_ops = anydev_array::extension::device_ops_in(plan.runtime, device)
+            .map_err(|e| format!("extension ops of {device}: {e}"))?;
         Ok(Facts {
             device,
             same_kind: plan.devices.iter().filter(|d| d.kind() == device.kind()).count(),
@@ -221,6 +225,7 @@ impl Facts {
             backend,
             memory_bytes,
             has_limit,
+            extension_ops,
         })
     }
 
@@ -255,6 +260,7 @@ impl Facts {
                     .is_empty(),
                 Need::MemoryBytes(n) => self.memory_bytes >= n,
                 Need::MemoryLimit => self.has_limit,
+                Need::ExtensionOp(op) => self.extension_ops.iter().any(|o| o == op),
             };
             (!met).then(|| match *need {
                 Need::Op(op, d) => format!(

@@ -26,8 +26,29 @@ mod sets;
 mod update;
 
 use crate::case::Case;
+use std::sync::{Mutex, PoisonError};
 
-/// Every case, families in a fixed order.
+/// The cases extension libraries ship for their ops, registered by the
+/// program that runs them (`anydev conformance` registers the libraries it
+/// links).
+static LIBRARIES: Mutex<Vec<LibraryCases>> = Mutex::new(Vec::new());
+
+/// The function through which a library hands over its cases.
+pub type LibraryCases = fn() -> Vec<Case>;
+
+/// Adds an extension library's cases to [`all`] (once; registering the
+/// same function again changes nothing). Their names must be namespaced
+/// like the library's ops (`quant::...`), and each case needs
+/// [`crate::Need::ExtensionOp`] for the ops it calls, so a device without
+/// them skips it.
+pub fn register_library(cases: LibraryCases) {
+    let mut libraries = LIBRARIES.lock().unwrap_or_else(PoisonError::into_inner);
+    if !libraries.iter().any(|&f| std::ptr::fn_addr_eq(f, cases)) {
+        libraries.push(cases);
+    }
+}
+
+/// Every case, families in a fixed order, then the registered libraries'.
 pub fn all() -> Vec<Case> {
     let mut cases = Vec::new();
     cases.extend(elementwise::cases());
@@ -52,6 +73,8 @@ pub fn all() -> Vec<Case> {
     cases.extend(abi::cases());
     cases.extend(ordering::cases());
     cases.extend(complex::cases());
+    let libraries = LIBRARIES.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    cases.extend(libraries.into_iter().flat_map(|library| library()));
     cases
 }
 
