@@ -12,7 +12,8 @@
 //!   (CUDA C++ through NVRTC), and a typed API over them
 //!   ([`quantize_4bit`], [`dequantize_4bit`], [`gemv_4bit`],
 //!   [`quantize_blockwise`], [`dequantize_blockwise`], [`dynamic_map`]),
-//!   and the [`conformance`] cases that certify a device's implementation.
+//!   and, with the feature `conformance`, the cases that certify a
+//!   device's implementation of the ops (module `conformance`).
 //!
 //! Without `runtime` (`default-features = false`) only [`formats`],
 //! [`host`] and [`call`] are built, so a device plugin can link the same kernels
@@ -26,7 +27,7 @@ pub mod host;
 
 #[cfg(feature = "runtime")]
 mod api;
-#[cfg(feature = "runtime")]
+#[cfg(feature = "conformance")]
 pub mod conformance;
 #[cfg(feature = "runtime")]
 pub mod cuda;
