@@ -213,6 +213,33 @@ pub fn kernel_kinds(op: &str) -> Result<Vec<String>> {
         .ok_or_else(|| unknown(&registry, op))
 }
 
+/// Defines the built-in extensions' ops (`linalg`, `fft`), which
+/// otherwise appear on their first use, so that the queries below list
+/// them from the start.
+fn builtins_defined() -> Result<()> {
+    crate::factorize::defined()?;
+    crate::fft::kernels::defined()
+}
+
+/// The names of every defined op, the built-in extensions' included,
+/// sorted: what [`call`] accepts, for a binding or a tool that lists them.
+pub fn ops() -> Result<Vec<String>> {
+    builtins_defined()?;
+    Ok(read().keys().cloned().collect())
+}
+
+/// `op`'s attributes with their kinds, in the order defined: what a
+/// binding from a dynamically typed language needs to turn its values
+/// into [`AttrValue`]s before a [`call`].
+pub fn op_attrs(op: &str) -> Result<Vec<(String, AttrKind)>> {
+    builtins_defined()?;
+    let registry = read();
+    registry
+        .get(op)
+        .map(|e| e.def.attrs.clone())
+        .ok_or_else(|| unknown(&registry, op))
+}
+
 /// The extension ops `device` (in this thread's runtime) can run: those
 /// with a kernel registered for its kind, the built-in extensions'
 /// included, and those its plugin implements itself (whether or not a
@@ -224,8 +251,7 @@ pub fn device_ops(device: Device) -> Result<Vec<String>> {
 /// [`device_ops`] for a device of `runtime`.
 pub fn device_ops_in(runtime: &anydev_core::Runtime, device: Device) -> Result<Vec<String>> {
     let backend = runtime.backend(device)?;
-    crate::factorize::defined()?;
-    crate::fft::kernels::defined()?;
+    builtins_defined()?;
     let mut ops: Vec<String> = read()
         .iter()
         .filter(|(_, e)| e.kernels.contains_key(device.kind().as_str()))

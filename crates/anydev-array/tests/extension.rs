@@ -63,3 +63,23 @@ fn kernels_need_a_defined_op_a_fitting_kind_and_one_per_kind() {
         "fallback of an undefined op",
     );
 }
+
+#[test]
+fn the_schema_is_queryable_for_bindings() {
+    let mut d = def("registry_test::schema", 1);
+    d.attrs.push(("shape".into(), AttrKind::Shape));
+    ext::define_op(d).unwrap();
+    assert_eq!(
+        ext::op_attrs("registry_test::schema").unwrap(),
+        [("k".to_owned(), AttrKind::Int), ("shape".to_owned(), AttrKind::Shape)]
+    );
+    let ops = ext::ops().unwrap();
+    assert!(ops.iter().any(|o| o == "registry_test::schema"));
+    // The built-in extensions are listed before their first use.
+    assert!(ops.iter().any(|o| o == "linalg::cholesky"), "{ops:?}");
+    assert!(ops.windows(2).all(|w| w[0] < w[1]), "sorted: {ops:?}");
+    is_invalid(
+        ext::op_attrs("registry_test::undefined").map(drop),
+        "the schema of an undefined op",
+    );
+}

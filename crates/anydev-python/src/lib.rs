@@ -13,11 +13,13 @@ mod device;
 mod dlpack;
 mod dtype;
 mod errors;
+mod extension;
 mod functions;
 mod index;
 mod info;
 mod operand;
 mod operators;
+mod quant;
 
 use pyo3::prelude::*;
 
@@ -31,5 +33,7 @@ fn _anydev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     creation::register(m)?;
     functions::register(m)?;
     dlpack::register(m)?;
+    extension::register(m)?;
+    quant::register(m)?;
     Ok(())
 }

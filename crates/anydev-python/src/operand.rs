@@ -73,7 +73,7 @@ pub fn array_arg(obj: &Bound<'_, PyAny>) -> PyResult<Array> {
     }
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())

@@ -19,7 +19,7 @@ from ._dtypes import can_cast, finfo, iinfo, isdtype
 from ._info import __array_namespace_info__
 from ._scope import creation, device
 from ._sets import unique_all, unique_counts, unique_inverse
-from . import fft, linalg
+from . import extension, fft, linalg, quant
 
 __array_api_version__ = "2025.12"
 
