@@ -40,6 +40,10 @@ if ! cargo metadata --quiet --locked --format-version 1 \
   echo "and commit the lock file with the change." >&2
   exit 1
 fi
+# The crate is outside the workspace, so the workspace's lints miss it.
+cargo fmt --manifest-path "$root/crates/anydev-python/Cargo.toml" -- --check
+PYO3_PYTHON="$venv/bin/python" CARGO_TARGET_DIR="$target/python" \
+  cargo clippy --quiet --locked --manifest-path "$root/crates/anydev-python/Cargo.toml" --all-targets -- -D warnings
 PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target/python" MATURIN_PEP517_ARGS="--profile dev" \
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
   --force-reinstall --no-deps "$root/crates/anydev-python"

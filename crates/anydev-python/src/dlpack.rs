@@ -15,7 +15,7 @@
 use crate::array::{unshared, PyArray};
 use crate::device::{device_of, PyDevice};
 use crate::dtype::with_element;
-use crate::errors::{compute, to_py};
+use crate::errors::compute;
 use anydev::{Array, DType, Device, Element, ForeignHost, MemoryKind};
 use anydev_core::ordering::Access;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
