@@ -67,9 +67,11 @@ pub struct CallOptions {
     pub host_fallback: bool,
 }
 
+/// Shared so that a call takes what it needs from the registry by
+/// reference count, without copying a schema or a kernel's source.
 struct Entry {
-    def: OpDef,
-    kernels: BTreeMap<String, Kernel>,
+    def: Arc<OpDef>,
+    kernels: BTreeMap<String, Arc<Kernel>>,
     host_fallback: bool,
 }
 
@@ -137,7 +139,7 @@ pub fn define_op(def: OpDef) -> Result<()> {
         ));
     }
     let entry = Entry {
-        def: def.clone(),
+        def: Arc::new(def.clone()),
         kernels: BTreeMap::new(),
         host_fallback: false,
     };
@@ -171,7 +173,7 @@ pub fn register_kernel(op: &str, kind: &str, kernel: Kernel) -> Result<()> {
             format!("{op} already has a kernel for {kind}"),
         ));
     }
-    entry.kernels.insert(kind.to_owned(), kernel);
+    entry.kernels.insert(kind.to_owned(), Arc::new(kernel));
     Ok(())
 }
 
@@ -277,10 +279,14 @@ pub fn call(op: &str, inputs: &[&Array], attrs: &Attrs) -> Result<Vec<Array>> {
 
 /// [`call`] with per-call options.
 pub fn call_with(op: &str, inputs: &[&Array], attrs: &Attrs, options: CallOptions) -> Result<Vec<Array>> {
-    let (def, kernels, op_fallback) = {
+    // The kind whose kernel is wanted, if the inputs agree (checked below).
+    let kind = inputs.first().map(|x| x.device().kind());
+    let (def, kernel, host, op_fallback) = {
         let registry = read();
         let entry = registry.get(op).ok_or_else(|| unknown(&registry, op))?;
-        (entry.def.clone(), entry.kernels.clone(), entry.host_fallback)
+        let kernel = kind.and_then(|k| entry.kernels.get(k.as_str())).cloned();
+        let host = entry.kernels.get(HOST_KIND).cloned();
+        (Arc::clone(&entry.def), kernel, host, entry.host_fallback)
     };
     check_arguments(&def, inputs, attrs)?;
     let ctx = same_device(op, inputs)?;
@@ -290,7 +296,7 @@ pub fn call_with(op: &str, inputs: &[&Array], attrs: &Attrs, options: CallOption
     if outputs.is_empty() {
         return Err(Error::invalid_argument(op, "the shape rule gave no outputs"));
     }
-    if let Some(kernel) = kernels.get(device.kind().as_str()) {
+    if let Some(kernel) = &kernel {
         return run(op, &Body::Registered(kernel), inputs, &outputs, attrs);
     }
     let index = device.index();
@@ -299,7 +305,7 @@ pub fn call_with(op: &str, inputs: &[&Array], attrs: &Attrs, options: CallOption
     if accepted {
         return run(op, &Body::Device, inputs, &outputs, attrs);
     }
-    let host = kernels.get(HOST_KIND).filter(|_| options.host_fallback || op_fallback);
+    let host = host.filter(|_| options.host_fallback || op_fallback);
     let Some(host) = host else {
         if listed {
             return Err(Error::Unsupported {
@@ -308,7 +314,7 @@ pub fn call_with(op: &str, inputs: &[&Array], attrs: &Attrs, options: CallOption
                 device,
             });
         }
-        let mut available: Vec<String> = kernels.keys().cloned().collect();
+        let mut available = kernel_kinds(op)?;
         available.extend(implementing_kinds(ctx.runtime, op));
         available.sort();
         available.dedup();
@@ -323,7 +329,7 @@ pub fn call_with(op: &str, inputs: &[&Array], attrs: &Attrs, options: CallOption
     let moved: Vec<Array> = inputs.iter().map(|x| x.to_device(cpu)).collect::<Result<_>>()?;
     let on_host = run(
         op,
-        &Body::Registered(host),
+        &Body::Registered(&host),
         &moved.iter().collect::<Vec<_>>(),
         &outputs,
         attrs,
