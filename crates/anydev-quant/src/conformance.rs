@@ -149,16 +149,7 @@ fn four_bit(ctx: &CaseCtx) -> Result<(), Failure> {
             for qt in QuantType::ALL {
                 let what = format!("{qt} n={n} blocksize={bs}");
                 let nf4 = qt == QuantType::Nf4;
-                let codes: Vec<u8> = normalized
-                    .iter()
-                    .map(|&v| {
-                        if nf4 {
-                            reference::nf4_code(v)
-                        } else {
-                            reference::fp4_code(v)
-                        }
-                    })
-                    .collect();
+                let codes = reference::codes4(nf4, &normalized);
                 let q = crate::quantize_4bit(&x, qt, bs)?;
                 same(&format!("{what}: packed"), &bytes(&q.packed)?, &reference::pack(&codes))?;
                 same(
@@ -228,16 +219,7 @@ fn gemv(ctx: &CaseCtx) -> Result<(), Failure> {
     let w = array(&ws, &[n, k], DType::F32, device)?;
     for qt in QuantType::ALL {
         let nf4 = qt == QuantType::Nf4;
-        let codes: Vec<u8> = normalized
-            .iter()
-            .map(|&v| {
-                if nf4 {
-                    reference::nf4_code(v)
-                } else {
-                    reference::fp4_code(v)
-                }
-            })
-            .collect();
+        let codes = reference::codes4(nf4, &normalized);
         let weights = reference::dequantize4(nf4, &codes, &absmax, bs);
         let q = crate::quantize_4bit(&w, qt, bs)?;
         for lead in [vec![], vec![2, 3], vec![0]] {
@@ -414,6 +396,12 @@ pub mod reference {
             out.extend(block.iter().map(|v| v * inv));
         }
         (absmax, out)
+    }
+
+    /// The 4-bit codes of normalized values: NF4's tree, or FP4's.
+    pub fn codes4(nf4: bool, normalized: &[f32]) -> Vec<u8> {
+        let code = if nf4 { nf4_code } else { fp4_code };
+        normalized.iter().map(|&v| code(v)).collect()
     }
 
     /// 4-bit codes, packed two per byte, high nibble first.

@@ -193,7 +193,7 @@ fn no_kernel_without_opting_in_and_the_host_fallback_when_asked() {
         let q = ext::call_with(op::QUANTIZE_4BIT, &[&x], &attrs, fallback).unwrap();
         assert!(q.iter().all(|a| a.device() == device), "outputs come back to {device}");
         let (absmax, normalized) = r::normalized(&xs, bs);
-        let codes: Vec<u8> = normalized.iter().map(|&v| r::nf4_code(v)).collect();
+        let codes = r::codes4(true, &normalized);
         same("packed", &bytes(&q[0]).unwrap(), &r::pack(&codes)).unwrap();
         let attrs = attrs
             .with("shape", AttrValue::Shape(vec![n]))
