@@ -65,7 +65,9 @@ pub trait Backend: Send + Sync + 'static {
     /// A default-device priority decided at initialisation, replacing the
     /// provider's. A backend returns one when what it found changes how it
     /// should rank: a GPU backend whose only adapters are software renderers
-    /// should not outrank the host CPU.
+    /// should not outrank the host CPU. It can only lower the provider's
+    /// (a higher value is capped), so the runtime can pick the default
+    /// device without starting backends that could not win.
     fn priority(&self) -> Option<i32> {
         None
     }

@@ -13,7 +13,7 @@ use crate::{Device, DeviceKind, Error, Result};
 use serde::Serialize;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 /// Why a provider produced no backend.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,9 +91,28 @@ impl BackendStatus {
     }
 }
 
-/// One backend as the registry knows it.
+/// One backend as the registry knows it. Its provider runs the first
+/// time anything asks for the backend, its status or its devices, never
+/// before: a program that only uses `cpu:0` never starts Vulkan or CUDA.
 pub struct BackendRecord {
     name: String,
+    /// The provider's priority: an upper bound of [`BackendRecord::priority`],
+    /// known before the backend starts.
+    declared_priority: i32,
+    start: Start,
+    started: OnceLock<Started>,
+}
+
+/// How a record gets its state.
+enum Start {
+    /// Run the provider's initialiser when first needed.
+    Provider(Box<InitFn>),
+    /// Decided when the runtime was built (disabled, a duplicate name).
+    Settled(BackendStatus),
+}
+
+/// A record's state once its provider has run.
+struct Started {
     kind: Option<DeviceKind>,
     priority: i32,
     status: BackendStatus,
@@ -101,29 +120,69 @@ pub struct BackendRecord {
 }
 
 impl BackendRecord {
+    fn new(provider: BackendProvider) -> BackendRecord {
+        BackendRecord {
+            name: provider.name,
+            declared_priority: provider.priority,
+            start: Start::Provider(provider.init),
+            started: OnceLock::new(),
+        }
+    }
+
+    fn settled(provider: BackendProvider, status: BackendStatus) -> BackendRecord {
+        BackendRecord {
+            name: provider.name,
+            declared_priority: provider.priority,
+            start: Start::Settled(status),
+            started: OnceLock::new(),
+        }
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// Its default-device priority: the provider's, or lower where the
+    /// started backend asks for less (software devices). Starts it.
     pub fn priority(&self) -> i32 {
-        self.priority
+        self.started().priority
     }
 
+    /// How it started. Starts it.
     pub fn status(&self) -> &BackendStatus {
-        &self.status
+        &self.started().status
     }
 
-    /// The backend, when it is available.
+    /// The backend, when it is available. Starts it.
     pub fn backend(&self) -> Option<&Arc<dyn Backend>> {
-        self.backend.as_ref()
+        self.started().backend.as_ref()
     }
 
-    /// The devices it serves (empty unless available).
+    /// Whether its provider has run (or its status was settled without
+    /// running it); asking does not start it.
+    pub fn is_started(&self) -> bool {
+        self.started.get().is_some()
+    }
+
+    /// The devices it serves (empty unless available). Starts it.
     pub fn devices(&self) -> Vec<Device> {
-        match (&self.backend, self.kind) {
+        let started = self.started();
+        match (&started.backend, started.kind) {
             (Some(b), Some(kind)) => (0..b.device_count()).map(|i| Device::new(kind, i)).collect(),
             _ => Vec::new(),
         }
+    }
+
+    fn started(&self) -> &Started {
+        self.started.get_or_init(|| match &self.start {
+            Start::Provider(init) => initialise(&self.name, self.declared_priority, init),
+            Start::Settled(status) => Started {
+                kind: None,
+                priority: self.declared_priority,
+                status: status.clone(),
+                backend: None,
+            },
+        })
     }
 }
 
@@ -165,8 +224,12 @@ impl RuntimeConfig {
 /// The registry: every backend with its status, and the default device.
 pub struct Runtime {
     backends: Vec<BackendRecord>,
-    default_device: Result<Device>,
-    default_reason: String,
+    /// `ANYDEV_DEVICE`, as given.
+    configured_device: Option<String>,
+    /// The default device and why, picked on first need.
+    default: OnceLock<(Result<Device>, String)>,
+    /// A default set with [`Runtime::set_default_device`], which wins.
+    chosen_default: RwLock<Option<Device>>,
     problems: Vec<String>,
     unified_memory: AtomicBool,
     /// Why `ANYDEV_UNIFIED_MEMORY` could not be read; every array call
@@ -186,8 +249,9 @@ impl Runtime {
     }
 
     /// Builds a runtime from the built-in `providers` followed by the
-    /// plugins `config.plugins` discovers. Discovery problems that belong
-    /// to no plugin name are kept in [`Runtime::problems`].
+    /// plugins `config.plugins` discovers (their manifests are read now,
+    /// their libraries opened when first needed). Discovery problems that
+    /// belong to no plugin name are kept in [`Runtime::problems`].
     pub fn with_plugins(mut providers: Vec<BackendProvider>, config: RuntimeConfig) -> Runtime {
         let reserved: Vec<String> = providers.iter().map(|p| p.name.clone()).collect();
         let discovery = crate::plugin::discover(&config.plugins, &reserved);
@@ -198,8 +262,9 @@ impl Runtime {
         runtime
     }
 
-    /// Builds a runtime: initialises each provider that `config` allows,
-    /// independently, then picks the default device.
+    /// Builds a runtime of `providers` that `config` allows. Nothing starts
+    /// here: each backend starts, independently of the others, when it is
+    /// first needed (see [`BackendRecord`]).
     pub fn new(providers: Vec<BackendProvider>, config: RuntimeConfig) -> Runtime {
         let mut problems = Vec::new();
         if let Some(allowed) = &config.backends {
@@ -216,25 +281,16 @@ impl Runtime {
         let mut backends: Vec<BackendRecord> = Vec::with_capacity(providers.len());
         for provider in providers {
             let record = if backends.iter().any(|b| b.name == provider.name) {
-                failed_record(
-                    &provider,
-                    format!(
-                        "duplicate backend name {:?}: another backend already declares it",
-                        provider.name
-                    ),
-                )
+                let reason = format!(
+                    "duplicate backend name {:?}: another backend already declares it",
+                    provider.name
+                );
+                BackendRecord::settled(provider, BackendStatus::Failed { reason })
             } else if let Some(allowed) = config.backends.as_ref().filter(|a| !a.contains(&provider.name)) {
-                BackendRecord {
-                    name: provider.name.clone(),
-                    kind: None,
-                    priority: provider.priority,
-                    status: BackendStatus::Disabled {
-                        reason: format!("not listed in ANYDEV_BACKENDS={}", allowed.join(",")),
-                    },
-                    backend: None,
-                }
+                let reason = format!("not listed in ANYDEV_BACKENDS={}", allowed.join(","));
+                BackendRecord::settled(provider, BackendStatus::Disabled { reason })
             } else {
-                initialise(&provider)
+                BackendRecord::new(provider)
             };
             backends.push(record);
         }
@@ -243,37 +299,49 @@ impl Runtime {
             Some(Ok(on)) => (on, None),
             Some(Err(e)) => (false, Some(e)),
         };
-        let mut runtime = Runtime {
+        Runtime {
             backends,
-            default_device: Err(Error::backend("runtime", "not initialised")),
-            default_reason: String::new(),
+            configured_device: config.default_device,
+            default: OnceLock::new(),
+            chosen_default: RwLock::new(None),
             problems,
             unified_memory: AtomicBool::new(unified_memory),
             unified_memory_error,
             transfers: TransferCounter::default(),
-        };
-        let (default_device, default_reason) = runtime.pick_default(&config);
-        runtime.default_device = default_device;
-        runtime.default_reason = default_reason;
-        runtime
+        }
     }
 
-    fn pick_default(&self, config: &RuntimeConfig) -> (Result<Device>, String) {
-        if let Some(text) = &config.default_device {
+    /// The default device by the documented rule: `ANYDEV_DEVICE`, which
+    /// starts only its own backend; else device 0 of the available backend
+    /// of highest priority, the later one in provider order on a tie.
+    /// Backends are started from the highest declared priority down, and
+    /// only while one could still win: a started backend's priority never
+    /// exceeds its declared one.
+    fn pick_default(&self) -> (Result<Device>, String) {
+        if let Some(text) = &self.configured_device {
             let chosen = text.parse::<Device>().and_then(|d| self.backend(d).map(|_| d));
             return (chosen, format!("set by ANYDEV_DEVICE={text}"));
         }
-        let best = self
-            .backends
-            .iter()
-            .filter(|b| matches!(b.status, BackendStatus::Available { devices } if devices > 0))
-            .max_by_key(|b| b.priority);
-        match best.and_then(|b| b.devices().first().copied()) {
-            Some(device) => {
-                let record = best.expect("a device implies a backend");
+        let mut candidates: Vec<(usize, &BackendRecord)> = self.backends.iter().enumerate().collect();
+        candidates.sort_by_key(|&(order, record)| std::cmp::Reverse((record.declared_priority, order)));
+        let mut best: Option<((i32, usize), &BackendRecord)> = None;
+        for (order, record) in candidates {
+            if best.is_some_and(|(key, _)| (record.declared_priority, order) < key) {
+                break;
+            }
+            if matches!(record.status(), BackendStatus::Available { devices } if *devices > 0) {
+                let key = (record.priority(), order);
+                if best.is_none_or(|(best_key, _)| key > best_key) {
+                    best = Some((key, record));
+                }
+            }
+        }
+        match best.and_then(|(_, record)| record.devices().first().copied().map(|d| (d, record))) {
+            Some((device, record)) => {
                 let reason = format!(
                     "the available backend of highest priority ({}, priority {})",
-                    record.name, record.priority
+                    record.name,
+                    record.priority()
                 );
                 (Ok(device), reason)
             }
@@ -288,12 +356,17 @@ impl Runtime {
         }
     }
 
+    fn picked_default(&self) -> &(Result<Device>, String) {
+        self.default.get_or_init(|| self.pick_default())
+    }
+
     /// Every backend, in provider order, with its status.
     pub fn backends(&self) -> &[BackendRecord] {
         &self.backends
     }
 
-    /// Every available device, backends in provider order.
+    /// Every available device, backends in provider order. Starts every
+    /// backend.
     pub fn devices(&self) -> Vec<Device> {
         self.backends.iter().flat_map(BackendRecord::devices).collect()
     }
@@ -307,12 +380,30 @@ impl Runtime {
     /// The default device, or why there is none (a bad or unavailable
     /// `ANYDEV_DEVICE` is an error, never a silent fallback).
     pub fn default_device(&self) -> Result<Device> {
-        self.default_device.clone()
+        if let Some(device) = *self.chosen_default.read().unwrap_or_else(PoisonError::into_inner) {
+            return Ok(device);
+        }
+        self.picked_default().0.clone()
     }
 
     /// Why the default device is what it is, in words.
-    pub fn default_device_reason(&self) -> &str {
-        &self.default_reason
+    pub fn default_device_reason(&self) -> String {
+        if let Some(device) = *self.chosen_default.read().unwrap_or_else(PoisonError::into_inner) {
+            return format!("set to {device} with set_default_device");
+        }
+        self.picked_default().1.clone()
+    }
+
+    /// Makes `device` the default for creation calls from now on, in every
+    /// thread (as `torch.set_default_device`); `with_device` scopes still
+    /// win inside them. `None` returns to the rule [`Runtime::default_device`]
+    /// follows. The device must be available.
+    pub fn set_default_device(&self, device: Option<Device>) -> Result<()> {
+        if let Some(device) = device {
+            self.backend(device)?;
+        }
+        *self.chosen_default.write().unwrap_or_else(PoisonError::into_inner) = device;
+        Ok(())
     }
 
     /// Whether unified memory is on: new arrays are allocated in a kind the
@@ -366,12 +457,12 @@ impl Runtime {
                 known.join(", ")
             )));
         };
-        let Some(backend) = &record.backend else {
-            let reason = record.status.reason().unwrap_or("not initialised");
+        let Some(backend) = record.backend() else {
+            let reason = record.status().reason().unwrap_or("not initialised");
             return Err(unavailable(format!(
                 "backend {} is {}: {reason}",
                 record.name,
-                record.status.label()
+                record.status().label()
             )));
         };
         let count = backend.device_count();
@@ -390,34 +481,25 @@ impl Runtime {
     }
 }
 
-fn failed_record(provider: &BackendProvider, reason: String) -> BackendRecord {
-    BackendRecord {
-        name: provider.name.clone(),
+/// Runs one provider's initialiser, turning errors and panics into a status.
+fn initialise(name: &str, declared_priority: i32, init: &InitFn) -> Started {
+    let failed = |reason: String| Started {
         kind: None,
-        priority: provider.priority,
+        priority: declared_priority,
         status: BackendStatus::Failed { reason },
         backend: None,
-    }
-}
-
-/// Runs one provider's initialiser, turning errors and panics into a status.
-fn initialise(provider: &BackendProvider) -> BackendRecord {
-    let kind = match DeviceKind::parse(&provider.name) {
-        Ok(kind) => kind,
-        Err(e) => return failed_record(provider, format!("invalid backend name: {e}")),
     };
-    let outcome = catch_unwind(AssertUnwindSafe(|| (provider.init)()));
-    let (status, backend) = match outcome {
-        Ok(Ok(backend)) if backend.name() != provider.name => (
-            BackendStatus::Failed {
-                reason: format!(
-                    "the backend calls itself {:?} but was registered as {:?}",
-                    backend.name(),
-                    provider.name
-                ),
-            },
-            None,
-        ),
+    let kind = match DeviceKind::parse(name) {
+        Ok(kind) => kind,
+        Err(e) => return failed(format!("invalid backend name: {e}")),
+    };
+    let (status, backend) = match catch_unwind(AssertUnwindSafe(init)) {
+        Ok(Ok(backend)) if backend.name() != name => {
+            return failed(format!(
+                "the backend calls itself {:?} but was registered as {name:?}",
+                backend.name()
+            ))
+        }
         Ok(Ok(backend)) => match backend.device_count() {
             0 => (
                 BackendStatus::Unavailable {
@@ -429,16 +511,20 @@ fn initialise(provider: &BackendProvider) -> BackendRecord {
         },
         Ok(Err(InitError::Unavailable(reason))) => (BackendStatus::Unavailable { reason }, None),
         Ok(Err(InitError::Failed(reason))) => (BackendStatus::Failed { reason }, None),
-        Err(panic) => (
-            BackendStatus::Failed {
-                reason: format!("panicked during initialisation: {}", panic_message(panic.as_ref())),
-            },
-            None,
-        ),
+        Err(panic) => {
+            return failed(format!(
+                "panicked during initialisation: {}",
+                panic_message(panic.as_ref())
+            ))
+        }
     };
-    let priority = backend.as_ref().and_then(|b| b.priority()).unwrap_or(provider.priority);
-    BackendRecord {
-        name: provider.name.clone(),
+    // The declared priority bounds the started one, so the default device
+    // can be picked without starting backends that cannot win.
+    let priority = backend
+        .as_ref()
+        .and_then(|b| b.priority())
+        .map_or(declared_priority, |p| p.min(declared_priority));
+    Started {
         kind: Some(kind),
         priority,
         status,

@@ -141,3 +141,93 @@ fn duplicate_backend_names_are_rejected() {
     assert_eq!(records[0].status(), &BackendStatus::Available { devices: 1 });
     assert!(matches!(records[1].status(), BackendStatus::Failed { reason } if reason.contains("duplicate")));
 }
+
+/// Backends start when first needed, counted by providers that report
+/// themselves unavailable after counting.
+mod lazy {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A provider of `name` at `priority` that counts its starts and then
+    /// reports no hardware.
+    fn counted(name: &'static str, priority: i32, starts: &Arc<AtomicUsize>) -> BackendProvider {
+        let starts = Arc::clone(starts);
+        BackendProvider::new(name, priority, move || {
+            starts.fetch_add(1, Ordering::SeqCst);
+            Err(InitError::Unavailable(format!("{name} has no hardware here")))
+        })
+    }
+
+    fn started(runtime: &Runtime) -> Vec<&str> {
+        runtime.backends().iter().filter(|b| b.is_started()).map(|b| b.name()).collect()
+    }
+
+    #[test]
+    fn nothing_starts_until_it_is_needed() {
+        let gpu_starts = Arc::new(AtomicUsize::new(0));
+        let runtime = Runtime::new(
+            vec![anydev_cpu::provider(), counted("fastgpu", 90, &gpu_starts)],
+            RuntimeConfig::default(),
+        );
+        assert_eq!(started(&runtime), Vec::<&str>::new(), "building starts nothing");
+
+        // Explicit use of cpu:0 starts the CPU alone.
+        runtime.backend(Device::cpu()).unwrap();
+        runtime.creation_device(Some(Device::cpu())).unwrap();
+        assert_eq!(started(&runtime), vec!["cpu"]);
+        assert_eq!(gpu_starts.load(Ordering::SeqCst), 0);
+
+        // The default must ask the higher-priority backend, once.
+        assert_eq!(runtime.default_device().unwrap(), Device::cpu());
+        assert_eq!(runtime.default_device().unwrap(), Device::cpu());
+        assert_eq!(gpu_starts.load(Ordering::SeqCst), 1);
+        assert_eq!(started(&runtime), vec!["cpu", "fastgpu"]);
+    }
+
+    #[test]
+    fn the_default_starts_only_backends_that_could_still_win() {
+        let low_starts = Arc::new(AtomicUsize::new(0));
+        let high_starts = Arc::new(AtomicUsize::new(0));
+        // The CPU (priority 0) is available, so nothing declared below it
+        // can win and is left alone; the higher one must be asked.
+        let runtime = Runtime::new(
+            vec![
+                counted("lowdev", -5, &low_starts),
+                anydev_cpu::provider(),
+                counted("highdev", 40, &high_starts),
+            ],
+            RuntimeConfig::default(),
+        );
+        assert_eq!(runtime.default_device().unwrap(), Device::cpu());
+        assert_eq!(high_starts.load(Ordering::SeqCst), 1);
+        assert_eq!(low_starts.load(Ordering::SeqCst), 0);
+        assert!(runtime.default_device_reason().contains("cpu, priority 0"));
+
+        // Asking what exists starts the rest.
+        assert_eq!(runtime.devices(), vec![Device::cpu()]);
+        assert_eq!(low_starts.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn anydev_device_starts_only_its_backend() {
+        let other = Arc::new(AtomicUsize::new(0));
+        let runtime = Runtime::new(
+            vec![anydev_cpu::provider(), counted("fastgpu", 90, &other)],
+            config(Some("cpu:0"), None),
+        );
+        assert_eq!(runtime.default_device().unwrap(), Device::cpu());
+        assert_eq!(other.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_default_set_at_run_time_wins_and_can_be_cleared() {
+        let runtime = Runtime::new(vec![anydev_cpu::provider()], RuntimeConfig::default());
+        let absent: Device = "cpu:3".parse().unwrap();
+        let err = runtime.set_default_device(Some(absent)).unwrap_err();
+        assert!(matches!(err, Error::DeviceUnavailable { .. }), "{err}");
+        runtime.set_default_device(Some(Device::cpu())).unwrap();
+        assert!(runtime.default_device_reason().contains("set_default_device"));
+        runtime.set_default_device(None).unwrap();
+        assert!(runtime.default_device_reason().contains("highest priority"));
+    }
+}
