@@ -95,6 +95,36 @@ pub trait Backend: Send + Sync + 'static {
 
     fn memory_stats(&self, index: usize) -> Result<MemoryStats>;
 
+    /// Starts device `index`'s peak again from the bytes in use now. The
+    /// default refuses: a backend whose counts it cannot reset says so.
+    fn reset_peak(&self, index: usize) -> Result<()> {
+        Err(Error::FeatureUnsupported {
+            feature: "resetting the memory peak".into(),
+            device: Device::new(DeviceKind::parse(self.name())?, index),
+            reason: "its backend keeps its peak since start-up".into(),
+        })
+    }
+
+    /// Gives memory device `index` caches for reuse back to the system
+    /// (PyTorch's `empty_cache`); memory in use is untouched. The default
+    /// caches nothing, so has nothing to give.
+    fn empty_cache(&self, index: usize) -> Result<()> {
+        let _ = index;
+        Ok(())
+    }
+
+    /// The device time from `start` to `end`, two events of one device,
+    /// both completed. Devices whose `event_timing` capability is true
+    /// implement it; the default refuses.
+    fn event_elapsed(&self, start: &Event, end: &Event) -> Result<std::time::Duration> {
+        let _ = end;
+        Err(Error::FeatureUnsupported {
+            feature: "event timing".into(),
+            device: start.device(),
+            reason: "its \"event_timing\" capability is false".into(),
+        })
+    }
+
     /// Makes `source`, memory another device owns and that device `index`
     /// reaches (the table in [`crate::reach`]), usable by ops on device
     /// `index` without copying. The returned allocation must not free the

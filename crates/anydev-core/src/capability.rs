@@ -40,6 +40,9 @@ pub mod keys {
     /// its own. Backends whose devices all are rank below the CPU when the
     /// default device is picked ([`crate::backend::SOFTWARE_PRIORITY`]).
     pub const SOFTWARE: &str = "software";
+    /// `Bool`: events recorded on the device measure the time between
+    /// them ([`crate::Backend::event_elapsed`]).
+    pub const EVENT_TIMING: &str = "event_timing";
 
     /// Every standard key, for documentation and validation.
     pub const ALL: &[&str] = &[
@@ -56,6 +59,7 @@ pub mod keys {
         PEER_DEVICES,
         ASYNC_EXECUTION,
         SOFTWARE,
+        EVENT_TIMING,
     ];
 }
 

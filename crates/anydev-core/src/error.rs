@@ -31,6 +31,13 @@ pub enum Error {
     #[error("{op} is not supported for dtype {dtype} on {device}")]
     Unsupported { op: String, dtype: DType, device: Device },
 
+    #[error("{device} does not support {feature}: {reason}")]
+    FeatureUnsupported {
+        feature: String,
+        device: Device,
+        reason: String,
+    },
+
     #[error("device {device} does not support dtype {dtype} (see its \"dtypes\" capability); use a supported dtype or another device")]
     UnsupportedDType { dtype: DType, device: Device },
 

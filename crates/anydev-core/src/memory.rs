@@ -317,12 +317,20 @@ impl fmt::Debug for Buffer {
 pub struct MemoryStats {
     /// Bytes currently allocated.
     pub in_use: usize,
-    /// Largest `in_use` seen since the backend started.
+    /// Largest `in_use` seen since the backend started or the last
+    /// [`crate::Backend::reset_peak`].
     pub peak: usize,
     /// Number of live allocations.
     pub allocations: usize,
     /// Allocation limit in bytes, where the backend enforces one.
     pub limit: Option<usize>,
+    /// Bytes the backend holds from the system: `in_use` plus what it
+    /// caches for reuse, which [`crate::Backend::empty_cache`] gives back.
+    pub reserved: usize,
+    /// Free bytes on the device as its driver reports them, where it does.
+    pub free: Option<usize>,
+    /// The device's memory size, where it is known.
+    pub total: Option<usize>,
 }
 
 /// Lock-free byte accounting that backends share between a device and its
@@ -372,13 +380,28 @@ impl MemoryCounter {
         self.allocations.fetch_sub(1, Ordering::AcqRel);
     }
 
+    /// The counts, with nothing cached (`reserved` is `in_use`) and no
+    /// free or total size; backends that know more fill them in.
     pub fn stats(&self) -> MemoryStats {
+        let in_use = self.in_use.load(Ordering::Acquire);
         MemoryStats {
-            in_use: self.in_use.load(Ordering::Acquire),
+            in_use,
             peak: self.peak.load(Ordering::Acquire),
             allocations: self.allocations.load(Ordering::Acquire),
             limit: self.limit,
+            reserved: in_use,
+            free: None,
+            total: None,
         }
+    }
+
+    /// Starts the peak again from the bytes in use now.
+    pub fn reset_peak(&self) {
+        // An allocation racing with the reset raises the peak again through
+        // its own `fetch_max`, so the peak never falls below `in_use`.
+        self.peak.store(self.in_use.load(Ordering::Acquire), Ordering::Release);
+        self.peak
+            .fetch_max(self.in_use.load(Ordering::Acquire), Ordering::AcqRel);
     }
 
     pub fn limit(&self) -> Option<usize> {

@@ -44,8 +44,9 @@ pub struct CpuBackend {
 /// The CPU's only stream: work runs when it is enqueued.
 struct ImmediateStream;
 
-/// The CPU's events: complete when recorded.
-struct CompletedEvent;
+/// The CPU's events: complete when recorded, since every op has finished
+/// when its call returns; the time of recording is the time of completion.
+struct CompletedEvent(std::time::Instant);
 
 impl CpuBackend {
     pub fn new() -> CpuBackend {
@@ -197,7 +198,27 @@ impl Backend for CpuBackend {
 
     fn memory_stats(&self, index: usize) -> Result<MemoryStats> {
         self.check_index(index)?;
-        Ok(self.memory.counter().stats())
+        Ok(self.memory.stats())
+    }
+
+    fn reset_peak(&self, index: usize) -> Result<()> {
+        self.check_index(index)?;
+        self.memory.counter().reset_peak();
+        Ok(())
+    }
+
+    fn empty_cache(&self, index: usize) -> Result<()> {
+        self.check_index(index)?;
+        self.memory.release_cache();
+        Ok(())
+    }
+
+    fn event_elapsed(&self, start: &Event, end: &Event) -> Result<std::time::Duration> {
+        let time = |event: &Event| match event.downcast::<CompletedEvent>() {
+            Some(CompletedEvent(at)) => Ok(*at),
+            None => Err(Error::backend(NAME, format!("{event:?} is not a cpu event"))),
+        };
+        Ok(time(end)?.saturating_duration_since(time(start)?))
     }
 
     fn default_stream(&self, index: usize) -> Result<Stream> {
@@ -212,7 +233,10 @@ impl Backend for CpuBackend {
 
     fn record_event(&self, stream: &Stream) -> Result<Event> {
         self.check_stream(stream)?;
-        Ok(Event::new(self.device, Arc::new(CompletedEvent)))
+        Ok(Event::new(
+            self.device,
+            Arc::new(CompletedEvent(std::time::Instant::now())),
+        ))
     }
 
     fn wait_event(&self, stream: &Stream, event: &Event) -> Result<()> {

@@ -3,7 +3,7 @@
 //! This is one of the few modules with `unsafe`: it owns raw host memory
 //! and is the only place that reads or writes it outside the kernels.
 
-use anydev_core::memory::{Allocation, Buffer, ForeignHost, MemoryCounter};
+use anydev_core::memory::{Allocation, Buffer, ForeignHost, MemoryCounter, MemoryStats};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::any::Any;
 use std::ptr::NonNull;
@@ -110,9 +110,15 @@ impl HostMemory {
     }
 
     /// Bytes held in the cache of freed blocks.
-    #[cfg(test)]
-    fn cached_bytes(&self) -> usize {
+    pub fn cached_bytes(&self) -> usize {
         self.cache().bytes
+    }
+
+    /// The accounting, with the cached blocks counted as reserved.
+    pub fn stats(&self) -> MemoryStats {
+        let mut stats = self.counter.stats();
+        stats.reserved = stats.in_use + self.cached_bytes();
+        stats
     }
 }
 

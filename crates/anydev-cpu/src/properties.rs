@@ -54,6 +54,7 @@ pub fn host_capabilities(properties: &DeviceProperties) -> Capabilities {
         .set(keys::PEER_DEVICES, CapValue::StrList(Vec::new()))
         .set(keys::ASYNC_EXECUTION, CapValue::Bool(false))
         .set(keys::SOFTWARE, CapValue::Bool(false))
+        .set(keys::EVENT_TIMING, CapValue::Bool(true))
         .set("cpu.arch", CapValue::Str(std::env::consts::ARCH.to_owned()));
     caps
 }

@@ -159,7 +159,12 @@ mod lazy {
     }
 
     fn started(runtime: &Runtime) -> Vec<&str> {
-        runtime.backends().iter().filter(|b| b.is_started()).map(|b| b.name()).collect()
+        runtime
+            .backends()
+            .iter()
+            .filter(|b| b.is_started())
+            .map(|b| b.name())
+            .collect()
     }
 
     #[test]

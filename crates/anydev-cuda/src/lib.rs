@@ -264,6 +264,11 @@ impl Backend for CudaBackend {
         Ok(self.device(index)?.core.counter.stats())
     }
 
+    fn reset_peak(&self, index: usize) -> Result<()> {
+        self.device(index)?.core.counter.reset_peak();
+        Ok(())
+    }
+
     fn map_buffer(&self, index: usize, source: &Buffer) -> Result<Box<dyn Allocation>> {
         let dev = self.device(index)?;
         if let Some(a) = source.downcast::<CudaAllocation>() {

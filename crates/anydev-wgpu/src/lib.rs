@@ -184,6 +184,11 @@ impl Backend for WgpuBackend {
         Ok(self.device(index)?.counter.stats())
     }
 
+    fn reset_peak(&self, index: usize) -> Result<()> {
+        self.device(index)?.counter.reset_peak();
+        Ok(())
+    }
+
     /// wgpu keeps a buffer's memory until the submissions that use it have
     /// completed, so the free need not wait for them here.
     fn release(&self, allocation: Box<dyn Allocation>, _pending: Vec<Event>) {
