@@ -180,6 +180,16 @@ static AnydevStatus memory_stats(AnydevContext *ctx, AnydevDevice *dev, AnydevMe
   out->peak = ctx->peak;
   out->allocations = ctx->live;
   out->limit = MEMORY_BYTES;
+  /* ABI 1.5: this device caches nothing and its size is its limit. */
+  out->reserved = ctx->in_use;
+  out->free = MEMORY_BYTES - ctx->in_use;
+  out->total = MEMORY_BYTES;
+  return NULL;
+}
+
+static AnydevStatus memory_reset_peak(AnydevContext *ctx, AnydevDevice *dev) {
+  (void)dev;
+  ctx->peak = ctx->in_use;
   return NULL;
 }
 
@@ -330,6 +340,7 @@ static const AnydevPluginApi api = {
     .allocate = allocate,
     .free = free_buffer,
     .memory_stats = memory_stats,
+    .memory_reset_peak = memory_reset_peak,
     .stream_create = stream_create,
     .stream_destroy = stream_destroy,
     .stream_synchronize = stream_synchronize,

@@ -62,6 +62,9 @@
  *        extension_execute, AnydevExtensionOpList, AnydevExtensionCall, and
  *        the attribute kinds ANYDEV_ATTR_DTYPE and ANYDEV_ATTR_SHAPE (used
  *        only in extension calls).
+ *   1.5  memory and timing control: empty_cache, memory_reset_peak and
+ *        event_elapsed; AnydevMemoryStats gains reserved, free and total
+ *        (read only from 1.5 tables); the capability event_timing.
  *   - Every call (except the error_* accessors) returns an AnydevStatus:
  *     NULL on success, otherwise an error object that the HOST owns and
  *     frees with error_destroy. Out-parameters are written only on success.
@@ -89,7 +92,7 @@ extern "C" {
 #endif
 
 #define ANYDEV_ABI_VERSION_MAJOR 1
-#define ANYDEV_ABI_VERSION_MINOR 4
+#define ANYDEV_ABI_VERSION_MINOR 5
 #define ANYDEV_ENTRY_SYMBOL "anydev_plugin_get_api"
 
 /* ---- dtype codes (anydev_ops::DType::code) ------------------------------ */
@@ -233,6 +236,8 @@ extern "C" {
 #define ANYDEV_DISTRIBUTION_UNIFORM 1u /* params_f64 = {low, high} */
 #define ANYDEV_DISTRIBUTION_NORMAL  2u /* params_f64 = {mean, std} */
 #define ANYDEV_NO_LIMIT UINT64_MAX
+/* A byte count the plugin does not know (AnydevMemoryStats, ABI 1.5). */
+#define ANYDEV_UNKNOWN_BYTES UINT64_MAX
 
 /* ---- opaque handles ------------------------------------------------------- */
 /* One plugin instance; owned by the host from initialize until shutdown. */
@@ -304,6 +309,8 @@ typedef struct AnydevDeviceProperties {
  *   software                    BOOL      0                  emulated on the host's cores (a simulator);
  *                                                            a plugin whose devices all are ranks below
  *                                                            the CPU unless its manifest sets priority
+ *   event_timing                BOOL      0                  event_elapsed measures the time between two
+ *                                                            events (ABI 1.5)
  *   conformance.expected_failures STRING  none               JSON list of known conformance failures
  * f64, f16 and bf16 are derived from dtypes; "plugin.*" names are the host's. */
 typedef struct AnydevAttribute {
@@ -331,9 +338,14 @@ typedef struct AnydevAttributeList {
 typedef struct AnydevMemoryStats {
   size_t struct_size;
   uint64_t in_use;      /* bytes of live buffers */
-  uint64_t peak;        /* largest in_use since initialize (never reset) */
+  uint64_t peak;        /* largest in_use since initialize or memory_reset_peak */
   uint64_t allocations; /* number of LIVE buffers (not all-time) */
   uint64_t limit;       /* bytes allocate may reach, or ANYDEV_NO_LIMIT */
+  /* ABI 1.5; the host reads them only from a table of 1.5 or later, which
+   * must fill them (ANYDEV_UNKNOWN_BYTES where it does not know). */
+  uint64_t reserved;    /* in_use plus bytes cached for reuse */
+  uint64_t free;        /* free bytes on the device */
+  uint64_t total;       /* the device's memory size */
 } AnydevMemoryStats;
 
 /* A strided view of a buffer: shape and strides in elements (strides may be
@@ -650,6 +662,19 @@ typedef struct AnydevPluginApi {
    * the plugin wrote it: say what was wrong with the call. */
   AnydevStatus (*extension_execute)(AnydevContext *context, AnydevStream *stream,
                                     const AnydevExtensionCall *call);
+
+  /* ---- memory and timing control (ABI 1.5) ---- */
+  /* Gives memory the device caches for reuse back to the system (what
+   * memory_stats counts in reserved but not in_use); memory in use is
+   * untouched. NULL: the plugin caches nothing, and the call is a no-op. */
+  AnydevStatus (*empty_cache)(AnydevContext *context, AnydevDevice *device);
+  /* Starts the device's peak again from its in_use now. NULL, or
+   * ANYDEV_ERROR_UNIMPLEMENTED: the user is told the peak cannot be reset. */
+  AnydevStatus (*memory_reset_peak)(AnydevContext *context, AnydevDevice *device);
+  /* *out_ms = device time in milliseconds from start to end, two events of
+   * one device that have both completed (the host synchronizes them first).
+   * Asked only of devices whose event_timing capability is true. */
+  AnydevStatus (*event_elapsed)(AnydevContext *context, AnydevEvent *start, AnydevEvent *end, double *out_ms);
 } AnydevPluginApi;
 
 typedef const AnydevPluginApi *(*AnydevGetApiFn)(void);

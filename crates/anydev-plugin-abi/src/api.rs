@@ -346,4 +346,26 @@ pub struct AnydevPluginApi {
             call: *const crate::AnydevExtensionCall,
         ) -> AnydevStatus,
     >,
+
+    // --- memory and timing control (ABI 1.5) --------------------------------
+    /// Gives memory the device caches for reuse back to the system; memory
+    /// in use is untouched. NULL: the plugin caches nothing.
+    pub empty_cache:
+        Option<unsafe extern "C" fn(context: *mut AnydevContext, device: *mut AnydevDevice) -> AnydevStatus>,
+    /// Starts the device's `peak` again from its bytes in use now. NULL
+    /// (or `ANYDEV_ERROR_UNIMPLEMENTED`): the peak cannot be reset.
+    pub memory_reset_peak:
+        Option<unsafe extern "C" fn(context: *mut AnydevContext, device: *mut AnydevDevice) -> AnydevStatus>,
+    /// Writes to `*out_ms` the device time in milliseconds from `start` to
+    /// `end`, two completed events of one device (the host synchronizes
+    /// both first). Asked only of devices whose `event_timing` capability
+    /// is true.
+    pub event_elapsed: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            start: *mut AnydevEvent,
+            end: *mut AnydevEvent,
+            out_ms: *mut f64,
+        ) -> AnydevStatus,
+    >,
 }

@@ -66,3 +66,6 @@ pub const ANYDEV_DISTRIBUTION_NORMAL: u32 = 2;
 
 /// [`crate::AnydevMemoryStats`] `limit` when the device enforces none.
 pub const ANYDEV_NO_LIMIT: u64 = u64::MAX;
+
+/// A byte count the plugin does not know (the 1.5 memory-stats fields).
+pub const ANYDEV_UNKNOWN_BYTES: u64 = u64::MAX;

@@ -31,7 +31,11 @@ const _: () = {
     assert!(offset_of!(AnydevPluginApi, extension_ops) == 264);
     assert!(offset_of!(AnydevPluginApi, extension_supported) == 272);
     assert!(offset_of!(AnydevPluginApi, extension_execute) == 280);
-    assert!(size_of::<AnydevPluginApi>() == 288);
+    // ABI 1.5 appended memory and timing control; 1.4 tables end at 288.
+    assert!(offset_of!(AnydevPluginApi, empty_cache) == 288);
+    assert!(offset_of!(AnydevPluginApi, memory_reset_peak) == 296);
+    assert!(offset_of!(AnydevPluginApi, event_elapsed) == 304);
+    assert!(size_of::<AnydevPluginApi>() == 312);
     assert!(size_of::<AnydevExtensionOpList>() == 24);
     assert!(size_of::<AnydevExtensionCall>() == 64);
     assert!(offset_of!(AnydevExtensionCall, attributes) == 48);
@@ -44,7 +48,9 @@ const _: () = {
     assert!(size_of::<AnydevAttribute>() == 56);
     assert!(offset_of!(AnydevAttribute, list_len) == 48);
     assert!(size_of::<AnydevAttributeList>() == 24);
-    assert!(size_of::<AnydevMemoryStats>() == 40);
+    // ABI 1.5 appended reserved, free and total; 1.4 stats end at 40.
+    assert!(offset_of!(AnydevMemoryStats, reserved) == 40);
+    assert!(size_of::<AnydevMemoryStats>() == 64);
 
     assert!(size_of::<AnydevTensor>() == 40);
     assert!(offset_of!(AnydevTensor, dtype) == 16);

@@ -48,7 +48,7 @@ pub use structs::*;
 pub const ABI_VERSION_MAJOR: u16 = 1;
 
 /// Minor ABI version: grows when fields or calls are appended.
-pub const ABI_VERSION_MINOR: u16 = 4;
+pub const ABI_VERSION_MINOR: u16 = 5;
 
 /// The ABI version this crate describes.
 pub const ABI_VERSION: AnydevVersion = AnydevVersion {

@@ -77,12 +77,20 @@ pub struct AnydevMemoryStats {
     pub struct_size: usize,
     /// Bytes currently allocated.
     pub in_use: u64,
-    /// Largest `in_use` seen.
+    /// Largest `in_use` since `initialize` or `memory_reset_peak`.
     pub peak: u64,
     /// Live allocations.
     pub allocations: u64,
     /// Allocation limit in bytes, or `ANYDEV_NO_LIMIT`.
     pub limit: u64,
+    /// ABI 1.5: bytes held from the system, `in_use` plus what the plugin
+    /// caches for reuse, or `ANYDEV_UNKNOWN_BYTES`. The host reads the 1.5
+    /// fields only from plugins whose table is 1.5 or later.
+    pub reserved: u64,
+    /// ABI 1.5: free bytes on the device, or `ANYDEV_UNKNOWN_BYTES`.
+    pub free: u64,
+    /// ABI 1.5: the device's memory size, or `ANYDEV_UNKNOWN_BYTES`.
+    pub total: u64,
 }
 
 /// A strided array operand: a view of `buffer` starting `byte_offset`

@@ -467,6 +467,9 @@ unsafe extern "C" fn memory_stats<P: Plugin>(
         raw.peak = s.peak;
         raw.allocations = s.allocations;
         raw.limit = s.limit.unwrap_or(ANYDEV_NO_LIMIT);
+        raw.reserved = s.reserved.unwrap_or(ANYDEV_UNKNOWN_BYTES);
+        raw.free = s.free.unwrap_or(ANYDEV_UNKNOWN_BYTES);
+        raw.total = s.total.unwrap_or(ANYDEV_UNKNOWN_BYTES);
         // SAFETY: by the ABI contract `out` is a host-allocated versioned struct.
         unsafe { write_out(out, &raw, "memory stats") }
     })
@@ -540,6 +543,33 @@ unsafe extern "C" fn event_synchronize<P: Plugin>(ctx: *mut AnydevContext, event
     guard(|| {
         let c = Context::<P>::from_handle(ctx)?;
         c.plugin.synchronize_event(c.event(event)?)
+    })
+}
+
+unsafe extern "C" fn event_elapsed<P: Plugin>(
+    ctx: *mut AnydevContext,
+    start: *mut AnydevEvent,
+    end: *mut AnydevEvent,
+    out_ms: *mut f64,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let ms = c.plugin.event_elapsed(c.event(start)?, c.event(end)?)?;
+        put(out_ms, ms)
+    })
+}
+
+unsafe extern "C" fn empty_cache<P: Plugin>(ctx: *mut AnydevContext, dev: *mut AnydevDevice) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.empty_cache(c.device(dev)?)
+    })
+}
+
+unsafe extern "C" fn memory_reset_peak<P: Plugin>(ctx: *mut AnydevContext, dev: *mut AnydevDevice) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.plugin.reset_peak(c.device(dev)?)
     })
 }
 
@@ -748,5 +778,8 @@ pub const fn api_table<P: Plugin>() -> AnydevPluginApi {
         extension_ops: Some(extension_ops::<P>),
         extension_supported: Some(extension_supported::<P>),
         extension_execute: Some(extension_execute::<P>),
+        empty_cache: Some(empty_cache::<P>),
+        memory_reset_peak: Some(memory_reset_peak::<P>),
+        event_elapsed: Some(event_elapsed::<P>),
     }
 }

@@ -121,9 +121,16 @@ impl AttrValue {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemoryStats {
     pub in_use: u64,
+    /// Largest `in_use` since start-up or [`Plugin::reset_peak`].
     pub peak: u64,
     pub allocations: u64,
     pub limit: Option<u64>,
+    /// `in_use` plus bytes cached for reuse; `None` reports unknown.
+    pub reserved: Option<u64>,
+    /// Free bytes on the device, where known.
+    pub free: Option<u64>,
+    /// The device's memory size, where known.
+    pub total: Option<u64>,
 }
 
 /// A strided operand of an op call on this plugin's memory: a view of
@@ -245,6 +252,27 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     fn query_event(&self, event: &Self::Event) -> Result<bool>;
 
     fn synchronize_event(&self, event: &Self::Event) -> Result<()>;
+
+    /// The device time in milliseconds from `start` to `end`, both
+    /// completed. Implement it together with the `event_timing`
+    /// capability; the default says it is unimplemented.
+    fn event_elapsed(&self, _start: &Self::Event, _end: &Self::Event) -> Result<f64> {
+        Err(crate::PluginError::unimplemented("this plugin does not time events"))
+    }
+
+    /// Gives memory `device` caches for reuse back to the system. The
+    /// default caches nothing and does nothing.
+    fn empty_cache(&self, _device: usize) -> Result<()> {
+        Ok(())
+    }
+
+    /// Starts `device`'s peak again from its bytes in use now; the default
+    /// says it is unimplemented.
+    fn reset_peak(&self, _device: usize) -> Result<()> {
+        Err(crate::PluginError::unimplemented(
+            "this plugin cannot reset its memory peak",
+        ))
+    }
 
     fn copy_from_host(&self, stream: &Self::Stream, src: &[u8], dst: &Self::Buffer, dst_offset: usize) -> Result<()>;
 

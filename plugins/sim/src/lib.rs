@@ -171,6 +171,7 @@ impl Plugin for Sim {
             // A model of a device on the host's cores: never the default
             // over the CPU unless asked for.
             ("software", AttrValue::Bool(true)),
+            ("event_timing", AttrValue::Bool(true)),
             ("sim.peer_access", AttrValue::Bool(self.config.peer_access)),
             ("sim.device_count", AttrValue::I64(self.memories.len() as i64)),
             ("sim.unified", AttrValue::Bool(unified)),
@@ -206,6 +207,11 @@ impl Plugin for Sim {
 
     fn memory_stats(&self, device: usize) -> Result<MemoryStats> {
         Ok(self.memories[device].stats())
+    }
+
+    fn reset_peak(&self, device: usize) -> Result<()> {
+        self.memories[device].reset_peak();
+        Ok(())
     }
 
     fn host_pointer(&self, buffer: &SimBuffer) -> Option<NonNull<u8>> {
@@ -264,7 +270,7 @@ impl Plugin for Sim {
     }
 
     fn record_event(&self, stream: &SimStream) -> Result<SimEvent> {
-        Ok(SimEvent::record(&stream.state))
+        SimEvent::record(&stream.state)
     }
 
     fn wait_event(&self, stream: &SimStream, event: &SimEvent) -> Result<()> {
@@ -277,6 +283,15 @@ impl Plugin for Sim {
 
     fn synchronize_event(&self, event: &SimEvent) -> Result<()> {
         event.synchronize()
+    }
+
+    fn event_elapsed(&self, start: &SimEvent, end: &SimEvent) -> Result<f64> {
+        match (start.completed_at(), end.completed_at()) {
+            (Some(start), Some(end)) => Ok(end.saturating_duration_since(start).as_secs_f64() * 1e3),
+            _ => Err(PluginError::invalid_argument(
+                "event_elapsed needs two completed events; synchronize them first",
+            )),
+        }
     }
 
     fn copy_from_host(&self, stream: &SimStream, src: &[u8], dst: &SimBuffer, dst_offset: usize) -> Result<()> {

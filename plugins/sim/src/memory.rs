@@ -70,13 +70,27 @@ impl DeviceMemory {
         self.allocations.fetch_sub(1, Ordering::AcqRel);
     }
 
+    /// The accounting. The simulator caches nothing, so `reserved` is
+    /// `in_use`; a device with a limit has that much memory.
     pub fn stats(&self) -> MemoryStats {
+        let in_use = self.in_use.load(Ordering::Acquire);
         MemoryStats {
-            in_use: self.in_use.load(Ordering::Acquire),
+            in_use,
             peak: self.peak.load(Ordering::Acquire),
             allocations: self.allocations.load(Ordering::Acquire),
             limit: self.limit,
+            reserved: Some(in_use),
+            free: self.limit.map(|limit| limit.saturating_sub(in_use)),
+            total: self.limit,
         }
+    }
+
+    /// Starts the peak again from the bytes in use now; an allocation that
+    /// races with it raises the peak again through its own `fetch_max`.
+    pub fn reset_peak(&self) {
+        self.peak.store(self.in_use.load(Ordering::Acquire), Ordering::Release);
+        self.peak
+            .fetch_max(self.in_use.load(Ordering::Acquire), Ordering::AcqRel);
     }
 }
 

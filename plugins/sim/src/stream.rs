@@ -14,9 +14,9 @@
 use anydev_plugin::{PluginError, Result};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Work of a stream.
 pub enum Job {
@@ -30,6 +30,8 @@ pub enum Job {
     Wait(SimEvent),
     /// Holds the stream while the host reads memory (`copy_to_host`).
     Gate(Arc<Gate>),
+    /// Notes the time the stream reaches it, for a timed event.
+    Stamp(Arc<OnceLock<Instant>>),
 }
 
 /// The first job failure not yet reported.
@@ -161,7 +163,28 @@ impl StreamState {
                 gate.open_and_wait();
                 Ok(())
             }
+            Job::Stamp(at) => {
+                // Set once: this job is the only writer.
+                let _ = at.set(Instant::now());
+                Ok(())
+            }
         }
+    }
+
+    /// The point after everything enqueued so far, and the time the stream
+    /// reaches it: now when it has nothing pending, else when a time stamp
+    /// enqueued behind the pending work runs.
+    fn mark(&self) -> Result<(u64, Arc<OnceLock<Instant>>)> {
+        let at = Arc::new(OnceLock::new());
+        {
+            let queue = lock(&self.queue);
+            if queue.completed == queue.submitted {
+                let _ = at.set(Instant::now());
+                return Ok((queue.submitted, at));
+            }
+        }
+        let job = self.enqueue(Job::Stamp(Arc::clone(&at)))?;
+        Ok((job, at))
     }
 
     /// Appends `job`; returns its number.
@@ -263,15 +286,24 @@ impl StreamState {
 pub struct SimEvent {
     stream: Arc<StreamState>,
     job: u64,
+    /// When the stream reached the event; set once it has.
+    at: Arc<OnceLock<Instant>>,
 }
 
 impl SimEvent {
     /// The point after everything enqueued on `stream` so far.
-    pub fn record(stream: &Arc<StreamState>) -> SimEvent {
-        SimEvent {
+    pub fn record(stream: &Arc<StreamState>) -> Result<SimEvent> {
+        let (job, at) = stream.mark()?;
+        Ok(SimEvent {
             stream: Arc::clone(stream),
-            job: stream.submitted(),
-        }
+            job,
+            at,
+        })
+    }
+
+    /// When the stream reached the event, once it has completed.
+    pub fn completed_at(&self) -> Option<Instant> {
+        self.at.get().copied()
     }
 
     pub fn is_complete(&self) -> bool {

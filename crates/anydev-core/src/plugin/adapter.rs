@@ -23,6 +23,7 @@ use anydev_plugin_abi::*;
 use std::any::Any;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Who the plugin is, for error messages.
 #[derive(Clone, Debug)]
@@ -623,12 +624,39 @@ impl Backend for PluginBackend {
         self.collect_deferred(true);
         let raw = self.instance().memory_stats(index).map_err(|e| self.error(e))?;
         let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        let known = |v: u64| (v != ANYDEV_UNKNOWN_BYTES).then(|| size(v));
+        // Tables before 1.5 never wrote the fields after `limit`.
+        let filled_1_5 = self.instance().version().minor >= 5;
+        let in_use = size(raw.in_use);
         Ok(MemoryStats {
-            in_use: size(raw.in_use),
+            in_use,
             peak: size(raw.peak),
             allocations: size(raw.allocations),
             limit: (raw.limit != ANYDEV_NO_LIMIT).then(|| size(raw.limit)),
+            reserved: filled_1_5.then(|| known(raw.reserved)).flatten().unwrap_or(in_use),
+            free: filled_1_5.then(|| known(raw.free)).flatten(),
+            total: filled_1_5.then(|| known(raw.total)).flatten(),
         })
+    }
+
+    fn reset_peak(&self, index: usize) -> Result<()> {
+        self.check_index(index)?;
+        match self.instance().memory_reset_peak(index) {
+            Err(e) if e.code == ErrorCode::Unimplemented => Err(Error::FeatureUnsupported {
+                feature: "resetting the memory peak".into(),
+                device: self.device(index),
+                reason: e.message,
+            }),
+            result => result.map_err(|e| self.error(e)),
+        }
+    }
+
+    fn empty_cache(&self, index: usize) -> Result<()> {
+        self.check_index(index)?;
+        // Frees the host deferred until their work completed first, so
+        // that what the plugin caches includes them.
+        self.collect_deferred(true);
+        self.instance().empty_cache(index).map_err(|e| self.error(e))
     }
 
     fn map_buffer(&self, index: usize, source: &Buffer) -> Result<Box<dyn Allocation>> {
@@ -706,6 +734,22 @@ impl Backend for PluginBackend {
     fn synchronize_event(&self, event: &Event) -> Result<()> {
         let e = self.event(event)?;
         self.instance().event_synchronize(e.handle).map_err(|e| self.error(e))
+    }
+
+    fn event_elapsed(&self, start: &Event, end: &Event) -> Result<Duration> {
+        let (s, e) = (self.event(start)?, self.event(end)?);
+        let ms = self
+            .instance()
+            .event_elapsed(s.handle, e.handle)
+            .map_err(|e| self.error(e))?;
+        if !ms.is_finite() || ms < 0.0 {
+            return Err(self.error(CallError {
+                call: "event_elapsed",
+                code: ErrorCode::Internal,
+                message: format!("returned {ms} ms, which is not a duration"),
+            }));
+        }
+        Ok(Duration::from_secs_f64(ms / 1e3))
     }
 
     fn synchronize_stream(&self, stream: &Stream) -> Result<()> {

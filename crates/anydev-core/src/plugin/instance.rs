@@ -474,6 +474,35 @@ impl Instance {
         })
     }
 
+    /// Milliseconds of device time between two completed events.
+    pub fn event_elapsed(&self, start: *mut AnydevEvent, end: *mut AnydevEvent) -> Result<f64, CallError> {
+        let mut ms = 0.0;
+        self.call("event_elapsed", self.table.api.event_elapsed, |f| {
+            // SAFETY: live context and events; the out-pointer is a local.
+            unsafe { f(self.context, start, end, &mut ms) }
+        })?;
+        Ok(ms)
+    }
+
+    /// Gives the device's cached memory back; a plugin without the call
+    /// caches nothing, so that is success.
+    pub fn empty_cache(&self, index: usize) -> Result<(), CallError> {
+        if self.table.api.empty_cache.is_none() {
+            return Ok(());
+        }
+        self.call("empty_cache", self.table.api.empty_cache, |f| {
+            // SAFETY: live context and device.
+            unsafe { f(self.context, self.device(index)) }
+        })
+    }
+
+    pub fn memory_reset_peak(&self, index: usize) -> Result<(), CallError> {
+        self.call("memory_reset_peak", self.table.api.memory_reset_peak, |f| {
+            // SAFETY: live context and device.
+            unsafe { f(self.context, self.device(index)) }
+        })
+    }
+
     pub fn event_destroy(&self, event: *mut AnydevEvent) -> Result<(), CallError> {
         self.call("event_destroy", self.table.api.event_destroy, |f| {
             // SAFETY: a live event of this context, given up here.

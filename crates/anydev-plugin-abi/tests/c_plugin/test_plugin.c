@@ -252,6 +252,9 @@ static AnydevStatus memory_stats(AnydevContext *ctx, AnydevDevice *dev, AnydevMe
   out->peak = ctx->peak;
   out->allocations = ctx->allocations;
   out->limit = 1 << 20;
+  out->reserved = ctx->in_use; /* nothing cached */
+  out->free = ANYDEV_UNKNOWN_BYTES;
+  out->total = ANYDEV_UNKNOWN_BYTES;
   return NULL;
 }
 
@@ -553,6 +556,9 @@ __attribute__((visibility("default"))) const AnydevTestLayout anydev_test_layout
     OFFSET(AnydevPluginApi, extension_ops),
     OFFSET(AnydevPluginApi, extension_supported),
     OFFSET(AnydevPluginApi, extension_execute),
+    OFFSET(AnydevPluginApi, empty_cache),
+    OFFSET(AnydevPluginApi, memory_reset_peak),
+    OFFSET(AnydevPluginApi, event_elapsed),
     SIZE(AnydevExtensionOpList),
     OFFSET(AnydevExtensionOpList, names),
     OFFSET(AnydevExtensionOpList, count),
@@ -585,6 +591,8 @@ __attribute__((visibility("default"))) const AnydevTestLayout anydev_test_layout
     OFFSET(AnydevAttributeList, count),
     SIZE(AnydevMemoryStats),
     OFFSET(AnydevMemoryStats, limit),
+    OFFSET(AnydevMemoryStats, reserved),
+    OFFSET(AnydevMemoryStats, total),
     SIZE(AnydevTensor),
     OFFSET(AnydevTensor, byte_offset),
     OFFSET(AnydevTensor, dtype),
