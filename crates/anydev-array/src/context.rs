@@ -35,6 +35,13 @@ pub fn new_stream(device: Device) -> Result<Stream> {
     runtime().backend(device)?.create_stream(device.index())
 }
 
+/// The stream this thread's ops on `device` are enqueued on: the innermost
+/// [`with_stream`] choice for it, else its default stream (as
+/// `torch.cuda.current_stream`).
+pub fn current_stream(device: Device) -> Result<Stream> {
+    Ok(DeviceCtx::get(runtime(), device)?.stream().into_owned())
+}
+
 /// Runs `f` with `stream` as the stream this thread's ops on the stream's
 /// device are enqueued on (as PyTorch's `torch.cuda.stream`). Ops on other
 /// devices keep theirs. Reading and writing arrays across streams is

@@ -61,7 +61,7 @@ mod view;
 
 pub use anydev_core::{DType, Device, Error, ForeignHost, Result, Runtime, Scalar};
 pub use array::Array;
-pub use context::{new_stream, runtime, with_runtime, with_stream, RuntimeGuard, StreamGuard};
+pub use context::{current_stream, new_stream, runtime, with_runtime, with_stream, RuntimeGuard, StreamGuard};
 pub use creation::{
     arange, empty, empty_like, eye, full, full_like, linspace, meshgrid, ones, ones_like, tril, triu, zeros,
     zeros_like, Indexing, Spec,
@@ -78,7 +78,7 @@ pub use manipulation::{broadcast_arrays, concat, diff, repeat, roll, stack, tile
 /// The element types of `c64` and `c128`.
 pub use num_complex::{Complex32, Complex64};
 pub use promote::{result_type, Weak, DEFAULT_FLOAT, DEFAULT_INT};
-pub use random::{manual_seed, random_normal, random_uniform};
+pub use random::{manual_seed, manual_seed_device, random_normal, random_uniform, rng_state, set_rng_state};
 pub use reduce::{
     all, any, argmax, argmin, count_nonzero, cumulative_prod, cumulative_sum, logsumexp, max, mean, min, prod, std,
     sum, var,

@@ -1,22 +1,72 @@
-//! Random arrays from the counter-based generator: one process-wide
-//! [`Generator`] hands out disjoint counter ranges, and the device fills
-//! the array with Philox4x32-10 numbers for (seed, counter + i), so a draw
-//! is the same on every device and thread count.
+//! Random arrays from counter-based generators: each device has its own
+//! [`Generator`] (as each CUDA device has in PyTorch), which hands out
+//! disjoint counter ranges, and the device fills the array with
+//! Philox4x32-10 numbers for (seed, counter + i). A draw is a function of
+//! the generator's state alone, so the same seed gives the same numbers on
+//! every device and thread count.
 
 use crate::array::Array;
 use crate::context::creation_ctx;
 use crate::creation::Spec;
 use crate::dispatch::{alloc, execute};
 use anydev_core::ops::{Distribution, Op};
-use anydev_core::random::Generator;
-use anydev_core::{Error, Result};
+use anydev_core::random::{Generator, RngState};
+use anydev_core::{Device, Error, Result};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-/// The process-wide generator; seed 0 until [`manual_seed`].
-static GENERATOR: Generator = Generator::new(0);
+/// The generators made so far, and the seed a new one starts from.
+struct Generators {
+    seed: u64,
+    by_device: Vec<(Device, Arc<Generator>)>,
+}
 
-/// Restarts the random sequence from `seed` (like `torch.manual_seed`).
+/// Seed 0 until [`manual_seed`].
+static GENERATORS: Mutex<Generators> = Mutex::new(Generators {
+    seed: 0,
+    by_device: Vec::new(),
+});
+
+fn generators() -> MutexGuard<'static, Generators> {
+    // Updates are single assignments and pushes, consistent when poisoned.
+    GENERATORS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The generator of `device`, made now from the process seed if new.
+fn generator(device: Device) -> Arc<Generator> {
+    let mut all = generators();
+    if let Some((_, g)) = all.by_device.iter().find(|(d, _)| *d == device) {
+        return Arc::clone(g);
+    }
+    let g = Arc::new(Generator::new(all.seed));
+    all.by_device.push((device, Arc::clone(&g)));
+    g
+}
+
+/// Restarts every device's random sequence from `seed`, those of devices
+/// not used yet included (like `torch.manual_seed`).
 pub fn manual_seed(seed: u64) {
-    GENERATOR.manual_seed(seed);
+    let mut all = generators();
+    all.seed = seed;
+    for (_, g) in &all.by_device {
+        g.manual_seed(seed);
+    }
+}
+
+/// Restarts `device`'s random sequence from `seed`; other devices keep
+/// theirs (like `torch.cuda.manual_seed`).
+pub fn manual_seed_device(device: Device, seed: u64) {
+    generator(device).manual_seed(seed);
+}
+
+/// `device`'s generator state, to hand back to [`set_rng_state`] later
+/// and replay the same numbers.
+pub fn rng_state(device: Device) -> RngState {
+    generator(device).state()
+}
+
+/// Sets `device`'s generator state, saved earlier with [`rng_state`].
+pub fn set_rng_state(device: Device, state: RngState) {
+    generator(device).set_state(state);
 }
 
 fn random(op: &str, shape: &[usize], dist: Distribution, spec: Spec) -> Result<Array> {
@@ -30,7 +80,7 @@ fn random(op: &str, shape: &[usize], dist: Distribution, spec: Spec) -> Result<A
         });
     }
     let out = alloc(&ctx, dtype, shape)?;
-    let (seed, counter) = GENERATOR.reserve(out.size() as u64);
+    let (seed, counter) = generator(ctx.device).reserve(out.size() as u64);
     execute(
         &ctx,
         &Op::Random {

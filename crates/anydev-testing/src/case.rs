@@ -35,6 +35,8 @@ pub enum Need {
     /// kind, or its plugin's own implementation (an extension library's
     /// cases, which a plugin without the op skips).
     ExtensionOp(&'static str),
+    /// The device reports this boolean capability as true (`event_timing`).
+    Capability(&'static str),
 }
 
 impl fmt::Display for Need {
@@ -51,6 +53,7 @@ impl fmt::Display for Need {
             Need::MemoryBytes(n) => write!(f, "needs {n} bytes of device memory"),
             Need::MemoryLimit => f.write_str("needs an enforced memory limit"),
             Need::ExtensionOp(op) => write!(f, "needs extension op {op}"),
+            Need::Capability(key) => write!(f, "needs capability {key}"),
         }
     }
 }

@@ -261,6 +261,7 @@ impl Facts {
                 Need::MemoryBytes(n) => self.memory_bytes >= n,
                 Need::MemoryLimit => self.has_limit,
                 Need::ExtensionOp(op) => self.extension_ops.iter().any(|o| o == op),
+                Need::Capability(key) => self.caps.flag(key),
             };
             (!met).then(|| match *need {
                 Need::Op(op, d) => format!(

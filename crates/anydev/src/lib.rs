@@ -9,6 +9,8 @@
 //! This crate re-exports what users need; the pieces live in
 //! `anydev-core` (devices, runtime, backends) and `anydev-array` (arrays).
 
+pub mod accelerator;
+
 pub use anydev_array::*;
 pub use anydev_core::{
     capability, current_device, plugin, scoped_device, with_device, BackendProvider, BackendStatus, CapValue,

@@ -3,6 +3,7 @@
 //! ([`crate::reference`]), never against another device's kernel.
 
 mod abi;
+mod accelerator;
 pub mod accuracy;
 mod complex;
 mod defaults;
@@ -73,6 +74,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(abi::cases());
     cases.extend(ordering::cases());
     cases.extend(complex::cases());
+    cases.extend(accelerator::cases());
     let libraries = LIBRARIES.lock().unwrap_or_else(PoisonError::into_inner).clone();
     cases.extend(libraries.into_iter().flat_map(|library| library()));
     cases

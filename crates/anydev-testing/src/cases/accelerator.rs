@@ -1,0 +1,193 @@
+//! The accelerator API (`anydev::accelerator`) on every device: counts,
+//! the current device, memory accounting with peak reset and cache
+//! release, events and their timing, and per-device random generators.
+
+use crate::case::{check, check_eq, Case, CaseCtx, Failure, Need};
+use crate::reference as r;
+use anydev::accelerator::{self as acc, Event, RngState};
+use anydev_array as ad;
+use anydev_core::capability::keys;
+use anydev_core::ops::OpCode;
+use anydev_core::{with_device, DType, Error};
+use std::time::Instant;
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case::new("accelerator::counts_and_availability", counts_and_availability),
+        Case::new("accelerator::current_device_follows_the_scope", current_device),
+        Case::new("accelerator::memory_stats_peak_and_reset", memory_stats_peak_and_reset),
+        Case::new(
+            "accelerator::empty_cache_keeps_live_arrays",
+            empty_cache_keeps_live_arrays,
+        ),
+        Case::new("accelerator::events_complete_and_time_work", events),
+        Case::new("accelerator::generators_are_per_device_and_replay", generators)
+            .needs(Need::Op(OpCode::Random, Some(DType::F32))),
+    ]
+}
+
+fn counts_and_availability(ctx: &CaseCtx) -> Result<(), Failure> {
+    let kind = ctx.device.kind();
+    let count = acc::device_count(kind.as_str());
+    check(
+        count > ctx.device.index(),
+        "device_count of the device's kind",
+        format!("more than {}", ctx.device.index()),
+        count,
+    )?;
+    check_eq(
+        "is_available of the device's kind",
+        true,
+        acc::is_available(kind.as_str()),
+    )?;
+    check_eq(
+        "device_count of a kind no backend has",
+        0,
+        acc::device_count("nosuchkind"),
+    )?;
+    check(
+        acc::devices().contains(&ctx.device),
+        "devices()",
+        format!("a list with {}", ctx.device),
+        format!("{:?}", acc::devices()),
+    )?;
+    Ok(acc::synchronize(ctx.device)?)
+}
+
+fn current_device(ctx: &CaseCtx) -> Result<(), Failure> {
+    let inside = with_device(ctx.device, acc::current_device)?;
+    check_eq("current_device() inside with_device", ctx.device, inside)
+}
+
+/// Allocations raise `in_use` and the peak; `reserved` covers `in_use`;
+/// a reset brings the peak down to what is in use.
+fn memory_stats_peak_and_reset(ctx: &CaseCtx) -> Result<(), Failure> {
+    let bytes = 256 * 1024;
+    acc::synchronize(ctx.device)?;
+    let before = acc::memory_stats(ctx.device)?;
+    let big = r::array(&vec![1.0; bytes / 4], &[bytes / 4], DType::F32, ctx.device)?;
+    let during = acc::memory_stats(ctx.device)?;
+    check(
+        during.in_use >= before.in_use + bytes && during.allocations > before.allocations,
+        "memory_stats while a 256 KiB array lives",
+        format!(
+            "in_use >= {} and more than {} allocations",
+            before.in_use + bytes,
+            before.allocations
+        ),
+        format!("{during:?}"),
+    )?;
+    check(
+        during.peak >= during.in_use && during.reserved >= during.in_use,
+        "peak and reserved against in_use",
+        "peak >= in_use and reserved >= in_use",
+        format!("{during:?}"),
+    )?;
+    if let (Some(free), Some(total)) = (during.free, during.total) {
+        check(
+            free <= total,
+            "free against total",
+            "free <= total",
+            format!("{during:?}"),
+        )?;
+    }
+    drop(big);
+    acc::synchronize(ctx.device)?;
+    match acc::reset_peak(ctx.device) {
+        Ok(()) => {
+            let after = acc::memory_stats(ctx.device)?;
+            check_eq("peak after reset_peak with the array freed", after.in_use, after.peak)?;
+            check(
+                after.peak < during.peak,
+                "peak after reset_peak",
+                format!("below the {} bytes it was while the array lived", during.peak),
+                after.peak,
+            )
+        }
+        // A backend may keep its peak since start-up; it must say so.
+        Err(Error::FeatureUnsupported { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `empty_cache` leaves nothing cached (`reserved == in_use`) and live
+/// arrays intact.
+fn empty_cache_keeps_live_arrays(ctx: &CaseCtx) -> Result<(), Failure> {
+    let values: Vec<f64> = (0..1024).map(f64::from).collect();
+    let live = r::array(&values, &[1024], DType::F32, ctx.device)?;
+    // A freed block of 4 MiB is one the CPU's cache keeps.
+    drop(r::array(&vec![0.0; 1 << 20], &[1 << 20], DType::F32, ctx.device)?);
+    acc::synchronize(ctx.device)?;
+    acc::empty_cache(ctx.device)?;
+    let stats = acc::memory_stats(ctx.device)?;
+    check_eq("reserved after empty_cache", stats.in_use, stats.reserved)?;
+    r::check_array("a live array after empty_cache", &[1024], &values, &live)
+}
+
+/// Events complete in order; on a device that times them, the time
+/// between two is within the host's wall-clock time around them.
+fn events(ctx: &CaseCtx) -> Result<(), Failure> {
+    let wall = Instant::now();
+    let start = Event::record(ctx.device)?;
+    let work = r::array(&vec![2.0; 1 << 18], &[1 << 18], DType::F32, ctx.device)?;
+    let end = Event::record(ctx.device)?;
+    end.synchronize()?;
+    let wall = wall.elapsed();
+    check_eq("end.query() after end.synchronize()", true, end.query()?)?;
+    check_eq("start.query() after end completed", true, start.query()?)?;
+    check_eq("the event's device", ctx.device, end.device())?;
+    drop(work);
+    let caps = ctx.runtime.capabilities(ctx.device)?;
+    match (caps.flag(keys::EVENT_TIMING), start.elapsed(&end)) {
+        (true, Ok(elapsed)) => check(
+            elapsed <= wall,
+            "elapsed time between two events",
+            format!("at most the {wall:?} the host waited around them"),
+            format!("{elapsed:?}"),
+        ),
+        (false, Err(Error::FeatureUnsupported { .. })) => Ok(()),
+        (timing, got) => Err(Failure::new(
+            "elapsed time between two events",
+            format!("a duration when event_timing is true, FeatureUnsupported when false (it is {timing})"),
+            format!("{got:?}"),
+        )),
+    }
+}
+
+fn uniform(ctx: &CaseCtx) -> Result<Vec<f64>, Failure> {
+    Ok(ad::random_uniform(&[64], 0.0, 1.0, (DType::F32, ctx.device))?.to_f64_vec()?)
+}
+
+/// Seeding one device restarts its generator alone; a saved state replays
+/// the same numbers.
+fn generators(ctx: &CaseCtx) -> Result<(), Failure> {
+    acc::manual_seed_device(ctx.device, 11);
+    check_eq(
+        "rng_state after manual_seed_device",
+        RngState { seed: 11, counter: 0 },
+        acc::rng_state(ctx.device),
+    )?;
+    let first = uniform(ctx)?;
+    check_eq(
+        "rng_state after 64 draws",
+        RngState { seed: 11, counter: 64 },
+        acc::rng_state(ctx.device),
+    )?;
+    for peer in ctx.peers() {
+        acc::manual_seed_device(peer, 99);
+        check_eq(
+            format!("{}'s rng_state after seeding {peer}", ctx.device),
+            RngState { seed: 11, counter: 64 },
+            acc::rng_state(ctx.device),
+        )?;
+    }
+    let second = uniform(ctx)?;
+    check(
+        first != second,
+        "a second draw",
+        "numbers other than the first draw's",
+        "the same numbers",
+    )?;
+    acc::set_rng_state(ctx.device, RngState { seed: 11, counter: 0 });
+    check_eq("a draw after set_rng_state to the start", first, uniform(ctx)?)
+}
