@@ -12,6 +12,7 @@ use crate::stream::{Event, Stream};
 use crate::{DType, Device, DeviceKind, Error, Result};
 use anydev_ops::{Op, OpCode, TensorDType};
 use serde::Serialize;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// Descriptive properties of one device, for people and for `anydev info`.
@@ -45,6 +46,18 @@ impl TensorDType for TensorRef<'_> {
     }
 }
 
+/// The default-device priority of a backend whose devices are all
+/// emulated in software (capability `software`): below the CPU backend's
+/// 0, since the host's cores run the same work faster without the
+/// emulation. A plugin manifest's explicit `priority` still wins.
+pub const SOFTWARE_PRIORITY: i32 = -10;
+
+/// Proof, passed to the `_unchecked` hooks of [`Backend`], that the checked
+/// method calling them has validated its arguments. Only this module makes
+/// one, and a hook cannot keep it past its call, so an implementation may
+/// rely on those checks for memory safety while the hooks stay safe fns.
+pub struct Checked<'a>(PhantomData<&'a ()>);
+
 /// One backend: a family of devices of one kind (`cpu`, `cuda`, `sim`).
 ///
 /// Every method that names a device takes its index within this backend;
@@ -52,12 +65,12 @@ impl TensorDType for TensorRef<'_> {
 /// Methods that enqueue work take a [`Stream`]; they may return before the
 /// work completes, except where stated. Nothing here may panic on bad
 /// input: return an [`Error`].
-/// The default-device priority of a backend whose devices are all
-/// emulated in software (capability `software`): below the CPU backend's
-/// 0, since the host's cores run the same work faster without the
-/// emulation. A plugin manifest's explicit `priority` still wins.
-pub const SOFTWARE_PRIORITY: i32 = -10;
-
+///
+/// The copies, [`Backend::fill`] and [`Backend::execute`] are provided:
+/// they validate their arguments once, the same way for every backend, and
+/// then call a required `_unchecked` hook ([`Backend::copy_to_host_unchecked`]
+/// and so on), whose documentation says what it may assume. Implement the
+/// hooks and leave the checked methods as they are.
 pub trait Backend: Send + Sync + 'static {
     /// The device kind this backend declares (`"cpu"`, `"sim"`).
     fn name(&self) -> &str;
@@ -180,14 +193,29 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Copies host bytes into `dst` at `dst_offset`. Returns once `src` may
     /// be reused (the copy into device memory may still be in flight).
-    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()>;
+    ///
+    /// Checks that the destination range lies inside `dst`, then calls
+    /// [`Backend::copy_from_host_unchecked`].
+    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
+        check_range("copy_from_host", dst, dst_offset, src.len())?;
+        self.copy_from_host_unchecked(Checked(PhantomData), stream, src, dst, dst_offset)
+    }
 
     /// Copies `dst.len()` bytes from `src` at `src_offset` to the host.
     /// Returns once `dst` holds the data.
-    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()>;
+    ///
+    /// Checks that the source range lies inside `src`, then calls
+    /// [`Backend::copy_to_host_unchecked`].
+    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
+        check_range("copy_to_host", src, src_offset, dst.len())?;
+        self.copy_to_host_unchecked(Checked(PhantomData), stream, src, src_offset, dst)
+    }
 
     /// Copies `len` bytes between two buffers of this backend, which may
     /// belong to different devices of it (a peer copy).
+    ///
+    /// Checks that both ranges lie inside their buffers, then calls
+    /// [`Backend::copy_between_unchecked`].
     fn copy_between(
         &self,
         stream: &Stream,
@@ -196,14 +224,93 @@ pub trait Backend: Send + Sync + 'static {
         dst: &Buffer,
         dst_offset: usize,
         len: usize,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        check_range("copy_between", src, src_offset, len)?;
+        check_range("copy_between", dst, dst_offset, len)?;
+        self.copy_between_unchecked(Checked(PhantomData), stream, src, src_offset, dst, dst_offset, len)
+    }
 
     /// Fills `len` bytes of `dst` from `offset` with repetitions of
-    /// `pattern` (`len` is a multiple of the pattern's length).
-    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()>;
+    /// `pattern`.
+    ///
+    /// Checks that `pattern` is non-empty, that `len` is a multiple of its
+    /// length and that the range lies inside `dst`, then calls
+    /// [`Backend::fill_unchecked`].
+    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+        check_fill(len, pattern)?;
+        check_range("fill", dst, offset, len)?;
+        self.fill_unchecked(Checked(PhantomData), stream, dst, offset, len, pattern)
+    }
 
     /// Enqueues one primitive op.
-    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()>;
+    ///
+    /// Checks the operands with [`check_operands`] (each stays inside its
+    /// buffer, the output overlaps no input), then calls
+    /// [`Backend::execute_unchecked`].
+    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+        check_operands(op)?;
+        self.execute_unchecked(Checked(PhantomData), stream, op)
+    }
+
+    /// [`Backend::copy_from_host`] once the range is known to be valid:
+    /// `dst_offset + src.len()` is at most `dst.len()`. The stream and the
+    /// buffer's owner are not checked yet.
+    fn copy_from_host_unchecked(
+        &self,
+        checked: Checked<'_>,
+        stream: &Stream,
+        src: &[u8],
+        dst: &Buffer,
+        dst_offset: usize,
+    ) -> Result<()>;
+
+    /// [`Backend::copy_to_host`] once the range is known to be valid:
+    /// `src_offset + dst.len()` is at most `src.len()`. The stream and the
+    /// buffer's owner are not checked yet.
+    fn copy_to_host_unchecked(
+        &self,
+        checked: Checked<'_>,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<()>;
+
+    /// [`Backend::copy_between`] once both ranges are known to be valid:
+    /// `len` bytes from each offset lie inside its buffer. The stream and
+    /// the buffers' owners are not checked yet.
+    // `copy_between`'s arguments and the proof: bundling them would only
+    // move the same fields into a struct every backend unpacks.
+    #[allow(clippy::too_many_arguments)]
+    fn copy_between_unchecked(
+        &self,
+        checked: Checked<'_>,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &Buffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()>;
+
+    /// [`Backend::fill`] once the arguments are known to be valid: `pattern`
+    /// is non-empty, `len` is a multiple of its length and the range lies
+    /// inside `dst`. The stream and the buffer's owner are not checked yet.
+    fn fill_unchecked(
+        &self,
+        checked: Checked<'_>,
+        stream: &Stream,
+        dst: &Buffer,
+        offset: usize,
+        len: usize,
+        pattern: &[u8],
+    ) -> Result<()>;
+
+    /// [`Backend::execute`] once the operands are known to be valid: every
+    /// operand's shape and strides stay inside its buffer and the output
+    /// overlaps no input, so a backend may access them through raw
+    /// pointers. Their buffers' owners and the stream are not checked yet.
+    fn execute_unchecked(&self, checked: Checked<'_>, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()>;
 
     /// Enqueues one kernel of an extension op (design section 11). The
     /// array layer has validated the call: every operand is contiguous from
@@ -265,8 +372,9 @@ pub fn allocate(backend: &Arc<dyn Backend>, device: Device, bytes: usize, kind: 
     Ok(Buffer::new(device, bytes, kind, Arc::clone(backend), allocation))
 }
 
-/// Checks that `len` bytes from `offset` lie inside `buffer`; backends call
-/// it before touching memory so a bad range is an error, not corruption.
+/// Checks that `len` bytes from `offset` lie inside `buffer`, so a bad range
+/// is an error, not corruption. The copy and fill methods of [`Backend`]
+/// call it before their `_unchecked` hooks.
 pub fn check_range(op: &str, buffer: &Buffer, offset: usize, len: usize) -> Result<()> {
     match offset.checked_add(len) {
         Some(end) if end <= buffer.len() => Ok(()),
@@ -283,9 +391,9 @@ pub fn check_range(op: &str, buffer: &Buffer, offset: usize, len: usize) -> Resu
 }
 
 /// Fails unless `len` bytes are a whole number of repetitions of `pattern`
-/// (a non-empty one), as [`Backend::fill`] requires: a backend checks this
-/// before it writes, since a partial last repetition would leave bytes of
-/// the range unwritten or write past it.
+/// (a non-empty one), as [`Backend::fill`] requires: it checks this before
+/// [`Backend::fill_unchecked`] writes, since a partial last repetition would
+/// leave bytes of the range unwritten or write past it.
 pub fn check_fill(len: usize, pattern: &[u8]) -> Result<()> {
     if pattern.is_empty() || !len.is_multiple_of(pattern.len()) {
         return Err(Error::invalid_argument(
@@ -336,9 +444,10 @@ pub fn byte_extent(op: &str, t: &TensorRef<'_>) -> Result<(usize, usize)> {
 }
 
 /// Checks an op call before a backend touches memory: every operand stays
-/// inside its buffer, and the output overlaps no input. Backends that
-/// access memory through raw pointers call this first, so a malformed call
-/// is an error rather than undefined behaviour.
+/// inside its buffer, and the output overlaps no input. [`Backend::execute`]
+/// calls this before [`Backend::execute_unchecked`], so a backend that
+/// accesses memory through raw pointers sees a malformed call as an error
+/// rather than undefined behaviour.
 pub fn check_operands(op: &Op<'_, TensorRef<'_>>) -> Result<()> {
     let name = op.code().name();
     let out = op.output();

@@ -24,7 +24,7 @@ pub mod validate;
 
 pub use anydev_ops as ops;
 pub use anydev_ops::{DType, Scalar};
-pub use backend::{Backend, DeviceProperties, TensorRef};
+pub use backend::{Backend, Checked, DeviceProperties, TensorRef};
 pub use capability::{CapValue, Capabilities};
 pub use device::{Device, DeviceKind};
 pub use error::{Error, Result};

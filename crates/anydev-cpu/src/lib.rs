@@ -9,7 +9,7 @@
 mod memory;
 mod properties;
 
-use anydev_core::backend::{check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef};
+use anydev_core::backend::{Backend, Checked, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
 use anydev_core::extension::{Attrs, HostTensor as ExtTensor, HostTensorMut as ExtTensorMut, KernelBody};
 use anydev_core::memory::{Allocation, Buffer, ForeignHost, MemoryKind, MemoryStats};
@@ -263,22 +263,35 @@ impl Backend for CpuBackend {
         self.check_index(index)
     }
 
-    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
+    fn copy_from_host_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        src: &[u8],
+        dst: &Buffer,
+        dst_offset: usize,
+    ) -> Result<()> {
         self.check_stream(stream)?;
-        check_range("copy_from_host", dst, dst_offset, src.len())?;
         self.host(dst)?.write(dst_offset, src);
         Ok(())
     }
 
-    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
+    fn copy_to_host_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
         self.check_stream(stream)?;
-        check_range("copy_to_host", src, src_offset, dst.len())?;
         self.host(src)?.read(src_offset, dst);
         Ok(())
     }
 
-    fn copy_between(
+    fn copy_between_unchecked(
         &self,
+        _: Checked<'_>,
         stream: &Stream,
         src: &Buffer,
         src_offset: usize,
@@ -287,16 +300,20 @@ impl Backend for CpuBackend {
         len: usize,
     ) -> Result<()> {
         self.check_stream(stream)?;
-        check_range("copy_between", src, src_offset, len)?;
-        check_range("copy_between", dst, dst_offset, len)?;
         HostView::copy(self.host(src)?, src_offset, self.host(dst)?, dst_offset, len);
         Ok(())
     }
 
-    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+    fn fill_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        dst: &Buffer,
+        offset: usize,
+        len: usize,
+        pattern: &[u8],
+    ) -> Result<()> {
         self.check_stream(stream)?;
-        check_fill(len, pattern)?;
-        check_range("fill", dst, offset, len)?;
         self.host(dst)?.fill(offset, len, pattern);
         Ok(())
     }
@@ -360,14 +377,14 @@ impl Backend for CpuBackend {
         kernel(&host_inputs, &mut host_outputs, attrs)
     }
 
-    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+    fn execute_unchecked(&self, _: Checked<'_>, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
         self.check_stream(stream)?;
-        check_operands(op)?;
         let host_op = op.try_map(|t| self.host_tensor(t))?;
         // SAFETY: every operand points into a live allocation of this backend
-        // (the buffers are borrowed for the whole call), `check_operands` has
-        // verified that each operand's shape and strides stay inside its
-        // buffer and that the output overlaps no input.
+        // (the buffers are borrowed for the whole call), and `Backend::execute`
+        // (whose `Checked` proof this call holds) has verified that each
+        // operand's shape and strides stay inside its buffer and that the
+        // output overlaps no input.
         let result = unsafe { anydev_kernels::execute(&host_op) };
         result.map_err(|e| match e {
             KernelError::Unsupported { op, dtype } => Error::Unsupported {

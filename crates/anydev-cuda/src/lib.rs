@@ -34,7 +34,7 @@ pub mod loader;
 mod memory;
 mod stream;
 
-use anydev_core::backend::{check_fill, check_operands, check_range, device_at, Backend, DeviceProperties, TensorRef};
+use anydev_core::backend::{device_at, Backend, Checked, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
 use anydev_core::extension::{Attrs, KernelBody};
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
@@ -386,8 +386,14 @@ impl Backend for CudaBackend {
         check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
     }
 
-    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
-        check_range("copy_from_host", dst, dst_offset, src.len())?;
+    fn copy_from_host_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        src: &[u8],
+        dst: &Buffer,
+        dst_offset: usize,
+    ) -> Result<()> {
         let to = self.alloc("copy_from_host", dst)?.ptr + dst_offset as u64;
         if src.is_empty() {
             return Ok(());
@@ -416,8 +422,14 @@ impl Backend for CudaBackend {
         })
     }
 
-    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
-        check_range("copy_to_host", src, src_offset, dst.len())?;
+    fn copy_to_host_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
         let from = self.alloc("copy_to_host", src)?.ptr + src_offset as u64;
         if dst.is_empty() {
             return Ok(());
@@ -454,8 +466,9 @@ impl Backend for CudaBackend {
         })
     }
 
-    fn copy_between(
+    fn copy_between_unchecked(
         &self,
+        _: Checked<'_>,
         stream: &Stream,
         src: &Buffer,
         src_offset: usize,
@@ -463,8 +476,6 @@ impl Backend for CudaBackend {
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
-        check_range("copy_between", src, src_offset, len)?;
-        check_range("copy_between", dst, dst_offset, len)?;
         let (sa, da) = (self.alloc("copy_between", src)?, self.alloc("copy_between", dst)?);
         if len == 0 {
             return Ok(());
@@ -500,9 +511,15 @@ impl Backend for CudaBackend {
         })
     }
 
-    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
-        check_fill(len, pattern)?;
-        check_range("fill", dst, offset, len)?;
+    fn fill_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        dst: &Buffer,
+        offset: usize,
+        len: usize,
+        pattern: &[u8],
+    ) -> Result<()> {
         let to = self.alloc("fill", dst)?.ptr + offset as u64;
         if len == 0 {
             return Ok(());
@@ -617,8 +634,7 @@ impl Backend for CudaBackend {
         })
     }
 
-    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
-        check_operands(op)?;
+    fn execute_unchecked(&self, _: Checked<'_>, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
         let name = op.code().name();
         self.on_stream(stream, |dev, raw| {
             if dev.kernels.is_err() {

@@ -9,8 +9,9 @@
 //! rather than undefined behaviour.
 
 use crate::codec::{decode, decode_extension, decode_extension_spec, RawAttributes, RawTensor, RawValue};
-use crate::error::{error_code, error_destroy, error_message, PluginError, Result};
+use crate::error::{error_code, error_destroy, error_message, into_status};
 use crate::plugin::{AttrValue, ForeignMemory, InitArgs, MemoryKind, Plugin, PluginTensor};
+use crate::{PluginError, Result};
 use anydev_ops::{DType, OpCode};
 use anydev_plugin_abi::*;
 use std::ffi::{c_char, CStr, CString};
@@ -22,14 +23,14 @@ use std::sync::OnceLock;
 fn guard(body: impl FnOnce() -> Result<()>) -> AnydevStatus {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => ptr::null_mut(),
-        Ok(Err(e)) => e.into_status(),
+        Ok(Err(e)) => into_status(e),
         Err(payload) => {
             let text = payload
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic payload".into());
-            PluginError::internal(format!("the plugin panicked: {text}")).into_status()
+            into_status(PluginError::internal(format!("the plugin panicked: {text}")))
         }
     }
 }

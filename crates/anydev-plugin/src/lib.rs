@@ -20,9 +20,9 @@
 //!
 //! Op calls arrive decoded as [`anydev_ops::Op`] over [`PluginTensor`]s,
 //! and calls of named extension ops as [`ExtensionCall`]s with typed
-//! attributes, by the same [`codec`] the host's loader encodes them with.
+//! attributes, by the same [`codec`] the host's loader encodes them with
+//! (the `anydev-plugin-codec` crate, re-exported).
 
-pub mod codec;
 mod error;
 mod export;
 mod plugin;
@@ -30,8 +30,8 @@ mod plugin;
 pub use anydev_ops as ops;
 pub use anydev_ops::AttrValue as ExtensionAttr;
 pub use anydev_plugin_abi as abi;
-pub use codec::{ExtensionCall, TensorSpec};
-pub use error::{ErrorCode, PluginError, Result};
+pub use anydev_plugin_codec as codec;
+pub use codec::{ErrorCode, ExtensionCall, PluginError, Result, TensorSpec};
 pub use export::api_table;
 pub use plugin::{AttrValue, ForeignMemory, InitArgs, MemoryKind, MemoryStats, Plugin, PluginTensor, Properties};
 

@@ -1,7 +1,7 @@
 //! The safe trait a Rust plugin implements, and the plain data it returns.
 
 use crate::codec::{ExtensionCall, TensorSpec};
-use crate::error::Result;
+use crate::Result;
 use anydev_ops::{DType, Op, OpCode, TensorDType};
 use anydev_plugin_abi::{
     AnydevVersion, ANYDEV_MEMORY_DEVICE, ANYDEV_MEMORY_HOST_PINNED, ANYDEV_MEMORY_MANAGED, ANYDEV_MEMORY_SYSTEM,

@@ -9,8 +9,8 @@ use anydev_core::extension::{Attrs, KernelBody};
 use anydev_core::memory::Allocation;
 use anydev_core::ops::{Op, OpCode};
 use anydev_core::{
-    Backend, BackendProvider, Buffer, Capabilities, DType, Device, DeviceProperties, Event, MemoryKind, MemoryStats,
-    Result, Runtime, RuntimeConfig, Stream, TensorRef,
+    Backend, BackendProvider, Buffer, Capabilities, Checked, DType, Device, DeviceProperties, Event, MemoryKind,
+    MemoryStats, Result, Runtime, RuntimeConfig, Stream, TensorRef,
 };
 use anydev_testing::case::{Case, Need};
 use anydev_testing::known::KnownFailures;
@@ -89,14 +89,30 @@ impl Backend for Recording {
     fn synchronize(&self, index: usize) -> Result<()> {
         self.inner.synchronize(index)
     }
-    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
-        self.inner.copy_from_host(stream, src, dst, dst_offset)
-    }
-    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
-        self.inner.copy_to_host(stream, src, src_offset, dst)
-    }
-    fn copy_between(
+    fn copy_from_host_unchecked(
         &self,
+        checked: Checked<'_>,
+        stream: &Stream,
+        src: &[u8],
+        dst: &Buffer,
+        dst_offset: usize,
+    ) -> Result<()> {
+        self.inner
+            .copy_from_host_unchecked(checked, stream, src, dst, dst_offset)
+    }
+    fn copy_to_host_unchecked(
+        &self,
+        checked: Checked<'_>,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        self.inner.copy_to_host_unchecked(checked, stream, src, src_offset, dst)
+    }
+    fn copy_between_unchecked(
+        &self,
+        checked: Checked<'_>,
         stream: &Stream,
         src: &Buffer,
         src_offset: usize,
@@ -104,18 +120,27 @@ impl Backend for Recording {
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
-        self.inner.copy_between(stream, src, src_offset, dst, dst_offset, len)
+        self.inner
+            .copy_between_unchecked(checked, stream, src, src_offset, dst, dst_offset, len)
     }
-    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
-        self.inner.fill(stream, dst, offset, len, pattern)
+    fn fill_unchecked(
+        &self,
+        checked: Checked<'_>,
+        stream: &Stream,
+        dst: &Buffer,
+        offset: usize,
+        len: usize,
+        pattern: &[u8],
+    ) -> Result<()> {
+        self.inner.fill_unchecked(checked, stream, dst, offset, len, pattern)
     }
-    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+    fn execute_unchecked(&self, checked: Checked<'_>, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
         let mut used = self.log.lock().unwrap();
         used.ops.insert((op.code(), op.support_dtype()));
         used.dtypes.insert(op.output().dtype);
         used.dtypes.extend(op.inputs().map(|t| t.dtype));
         drop(used);
-        self.inner.execute(stream, op)
+        self.inner.execute_unchecked(checked, stream, op)
     }
     /// Extension kernels are no primitive ops: they need no declaration,
     /// only the dtypes of their operands do.

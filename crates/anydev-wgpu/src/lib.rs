@@ -34,9 +34,7 @@ mod stream;
 
 pub use adapter::{InitOptions, BACKENDS_ENV};
 
-use anydev_core::backend::{
-    check_fill, check_operands, check_range, device_at, Backend, DeviceProperties, TensorRef, SOFTWARE_PRIORITY,
-};
+use anydev_core::backend::{device_at, Backend, Checked, DeviceProperties, TensorRef, SOFTWARE_PRIORITY};
 use anydev_core::capability::Capabilities;
 use anydev_core::extension::{Attrs, KernelBody};
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
@@ -257,20 +255,33 @@ impl Backend for WgpuBackend {
         self.poll(self.device(index)?, wgpu::PollType::wait_indefinitely())
     }
 
-    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
+    fn copy_from_host_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        src: &[u8],
+        dst: &Buffer,
+        dst_offset: usize,
+    ) -> Result<()> {
         let (index, dev) = self.stream_device(stream)?;
-        check_range("copy_from_host", dst, dst_offset, src.len())?;
         memory::write(dev, self.on_stream("copy_from_host", dst, index)?, dst_offset, src)
     }
 
-    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
+    fn copy_to_host_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
         let (index, dev) = self.stream_device(stream)?;
-        check_range("copy_to_host", src, src_offset, dst.len())?;
         memory::read(dev, self.on_stream("copy_to_host", src, index)?, src_offset, dst)
     }
 
-    fn copy_between(
+    fn copy_between_unchecked(
         &self,
+        _: Checked<'_>,
         stream: &Stream,
         src: &Buffer,
         src_offset: usize,
@@ -279,8 +290,6 @@ impl Backend for WgpuBackend {
         len: usize,
     ) -> Result<()> {
         self.stream_device(stream)?;
-        check_range("copy_between", src, src_offset, len)?;
-        check_range("copy_between", dst, dst_offset, len)?;
         let ((s, si), (d, di)) = (self.gpu(src)?, self.gpu(dst)?);
         if si == di {
             return memory::copy(self.device(si)?, s, src_offset, d, dst_offset, len);
@@ -291,10 +300,16 @@ impl Backend for WgpuBackend {
         memory::write(self.device(di)?, d, dst_offset, &staged)
     }
 
-    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+    fn fill_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        dst: &Buffer,
+        offset: usize,
+        len: usize,
+        pattern: &[u8],
+    ) -> Result<()> {
         let (index, dev) = self.stream_device(stream)?;
-        check_fill(len, pattern)?;
-        check_range("fill", dst, offset, len)?;
         memory::fill(dev, self.on_stream("fill", dst, index)?, offset, len, pattern)
     }
 
@@ -343,9 +358,8 @@ impl Backend for WgpuBackend {
             .map_err(|e| Error::backend(NAME, format!("{key}: launching the WGSL kernel: {e}")))
     }
 
-    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+    fn execute_unchecked(&self, _: Checked<'_>, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
         let (index, dev) = self.stream_device(stream)?;
-        check_operands(op)?;
         let exec = exec::Exec {
             dev,
             id: self.id(index),

@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 use anydev_array::{DType, Device, Runtime, RuntimeGuard};
-use anydev_core::backend::{Backend, DeviceProperties, TensorRef};
+use anydev_core::backend::{Backend, Checked, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode, UnaryOp};
@@ -91,20 +91,30 @@ impl Backend for FakeBackend {
     fn synchronize(&self, _index: usize) -> anydev_core::Result<()> {
         self.inner.synchronize(0)
     }
-    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> anydev_core::Result<()> {
-        self.inner.copy_from_host(stream, src, dst, dst_offset)
-    }
-    fn copy_to_host(
+    fn copy_from_host_unchecked(
         &self,
+        checked: Checked<'_>,
+        stream: &Stream,
+        src: &[u8],
+        dst: &Buffer,
+        dst_offset: usize,
+    ) -> anydev_core::Result<()> {
+        self.inner
+            .copy_from_host_unchecked(checked, stream, src, dst, dst_offset)
+    }
+    fn copy_to_host_unchecked(
+        &self,
+        checked: Checked<'_>,
         stream: &Stream,
         src: &Buffer,
         src_offset: usize,
         dst: &mut [u8],
     ) -> anydev_core::Result<()> {
-        self.inner.copy_to_host(stream, src, src_offset, dst)
+        self.inner.copy_to_host_unchecked(checked, stream, src, src_offset, dst)
     }
-    fn copy_between(
+    fn copy_between_unchecked(
         &self,
+        checked: Checked<'_>,
         stream: &Stream,
         src: &Buffer,
         src_offset: usize,
@@ -113,20 +123,27 @@ impl Backend for FakeBackend {
         len: usize,
     ) -> anydev_core::Result<()> {
         COPIES_BETWEEN.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.inner.copy_between(stream, src, src_offset, dst, dst_offset, len)
+        self.inner
+            .copy_between_unchecked(checked, stream, src, src_offset, dst, dst_offset, len)
     }
-    fn fill(
+    fn fill_unchecked(
         &self,
+        checked: Checked<'_>,
         stream: &Stream,
         dst: &Buffer,
         offset: usize,
         len: usize,
         pattern: &[u8],
     ) -> anydev_core::Result<()> {
-        self.inner.fill(stream, dst, offset, len, pattern)
+        self.inner.fill_unchecked(checked, stream, dst, offset, len, pattern)
     }
-    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> anydev_core::Result<()> {
-        self.inner.execute(stream, op)
+    fn execute_unchecked(
+        &self,
+        checked: Checked<'_>,
+        stream: &Stream,
+        op: &Op<'_, TensorRef<'_>>,
+    ) -> anydev_core::Result<()> {
+        self.inner.execute_unchecked(checked, stream, op)
     }
 }
 

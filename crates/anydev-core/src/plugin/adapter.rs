@@ -8,18 +8,15 @@
 //! `Plugin` errors naming the plugin and its library.
 
 use super::instance::{CallError, Instance};
-use crate::backend::{
-    byte_extent, check_fill, check_operands, check_range, Backend, DeviceProperties, TensorRef, SOFTWARE_PRIORITY,
-};
+use crate::backend::{byte_extent, Backend, Checked, DeviceProperties, TensorRef, SOFTWARE_PRIORITY};
 use crate::capability::{keys, CapValue, Capabilities};
 use crate::extension::{Attrs, KernelBody, TensorMeta};
 use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use crate::stream::{Event, Stream};
 use crate::{DType, Device, DeviceKind, Error, Result};
 use anydev_ops::{Op, OpCode, TensorDType};
-use anydev_plugin::codec::{self, ExtensionCall};
-use anydev_plugin::{ErrorCode, PluginError};
 use anydev_plugin_abi::*;
+use anydev_plugin_codec::{self as codec, ErrorCode, ExtensionCall, PluginError};
 use std::any::Any;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -764,26 +761,39 @@ impl Backend for PluginBackend {
         Ok(())
     }
 
-    fn copy_from_host(&self, stream: &Stream, src: &[u8], dst: &Buffer, dst_offset: usize) -> Result<()> {
+    fn copy_from_host_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        src: &[u8],
+        dst: &Buffer,
+        dst_offset: usize,
+    ) -> Result<()> {
         let s = self.stream(stream)?;
-        check_range("copy_from_host", dst, dst_offset, src.len())?;
         let dst = self.buffer(dst)?;
         self.instance()
             .copy_host_to_device(s.handle, src, dst, dst_offset)
             .map_err(|e| self.error(e))
     }
 
-    fn copy_to_host(&self, stream: &Stream, src: &Buffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
+    fn copy_to_host_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
         let s = self.stream(stream)?;
-        check_range("copy_to_host", src, src_offset, dst.len())?;
         let src = self.buffer(src)?;
         self.instance()
             .copy_device_to_host(s.handle, src, src_offset, dst)
             .map_err(|e| self.error(e))
     }
 
-    fn copy_between(
+    fn copy_between_unchecked(
         &self,
+        _: Checked<'_>,
         stream: &Stream,
         src: &Buffer,
         src_offset: usize,
@@ -792,27 +802,30 @@ impl Backend for PluginBackend {
         len: usize,
     ) -> Result<()> {
         let s = self.stream(stream)?;
-        check_range("copy_between", src, src_offset, len)?;
-        check_range("copy_between", dst, dst_offset, len)?;
         let (src, dst) = (self.buffer(src)?, self.buffer(dst)?);
         self.instance()
             .copy_device_to_device(s.handle, src, src_offset, dst, dst_offset, len)
             .map_err(|e| self.error(e))
     }
 
-    fn fill(&self, stream: &Stream, dst: &Buffer, offset: usize, len: usize, pattern: &[u8]) -> Result<()> {
+    fn fill_unchecked(
+        &self,
+        _: Checked<'_>,
+        stream: &Stream,
+        dst: &Buffer,
+        offset: usize,
+        len: usize,
+        pattern: &[u8],
+    ) -> Result<()> {
         let s = self.stream(stream)?;
-        check_fill(len, pattern)?;
-        check_range("fill", dst, offset, len)?;
         let dst = self.buffer(dst)?;
         self.instance()
             .fill(s.handle, dst, offset, len, pattern)
             .map_err(|e| self.error(e))
     }
 
-    fn execute(&self, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
+    fn execute_unchecked(&self, _: Checked<'_>, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
         let s = self.stream(stream)?;
-        check_operands(op)?;
         let unsupported = || Error::Unsupported {
             op: op.code().name().to_owned(),
             dtype: op.support_dtype(),

@@ -11,8 +11,8 @@
 //! plugin and returns them as `INTERNAL` errors.
 
 use super::library::Table;
-use anydev_plugin::ErrorCode;
 use anydev_plugin_abi::*;
+use anydev_plugin_codec::ErrorCode;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;

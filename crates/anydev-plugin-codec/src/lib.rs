@@ -1,15 +1,18 @@
-//! The call codecs: [`anydev_ops::Op`] to [`AnydevOpCall`] and back, and
-//! extension-op calls ([`ExtensionCall`]) to [`AnydevExtensionCall`] and
-//! back.
+//! The call codecs between anydev's op types and the plugin C ABI:
+//! [`anydev_ops::Op`] to [`AnydevOpCall`] and back, extension-op calls
+//! ([`ExtensionCall`]) to [`AnydevExtensionCall`] and back, and the error
+//! codes both sides classify failures by ([`ErrorCode`], [`PluginError`]).
 //!
 //! The host's plugin adapter encodes with [`encode`] and
-//! [`encode_extension`], Rust plugins decode with [`decode`] and
-//! [`decode_extension`]; keeping both directions in one module (and one
-//! round-trip test each) is what keeps them inverse to each other. The
-//! layout of each op in the call is the table in [`AnydevOpCall`]'s
-//! documentation.
+//! [`encode_extension`], Rust plugins (through `anydev-plugin`) decode with
+//! [`decode`] and [`decode_extension`]. Keeping both directions in one crate
+//! (and one round-trip test each) is what keeps them inverse to each other,
+//! and keeping that crate apart from the plugin helper lets the host depend
+//! on the codec without depending on the plugin authors' side. The layout
+//! of each op in the call is the table in [`AnydevOpCall`]'s documentation.
 
-use crate::error::{PluginError, Result};
+mod error;
+
 use anydev_ops::{
     AttrValue, BinaryOp, DType, Distribution, Op, OpCode, Operand, ReduceOp, Scalar, ScanOp, TensorDType, UnaryOp,
 };
@@ -19,6 +22,7 @@ use anydev_plugin_abi::{
     ANYDEV_ATTR_STRING, ANYDEV_DISTRIBUTION_NORMAL, ANYDEV_DISTRIBUTION_UNIFORM, ANYDEV_OPERAND_SCALAR,
     ANYDEV_OPERAND_TENSOR, ANYDEV_OP_FLAG_DESCENDING, ANYDEV_OP_FLAG_RIGHT,
 };
+pub use error::{ErrorCode, PluginError, Result};
 use std::ffi::{c_char, CStr, CString};
 
 /// Builds the ABI description of a strided operand. `shape` and `strides`
@@ -433,7 +437,7 @@ pub unsafe fn decode<'a>(call: &'a AnydevOpCall) -> Result<Op<'a, RawTensor<'a>>
 /// they point at (heap data that stays put while the value lives, however
 /// the value moves).
 #[derive(Default)]
-pub(crate) struct RawAttributes {
+pub struct RawAttributes {
     names: Vec<CString>,
     strings: Vec<CString>,
     lists: Vec<Vec<i64>>,
@@ -441,7 +445,7 @@ pub(crate) struct RawAttributes {
 }
 
 /// A value of one of the ABI's attribute kinds.
-pub(crate) enum RawValue {
+pub enum RawValue {
     /// `ANYDEV_ATTR_BOOL`, `I64` or `DTYPE`: the kind and `int_value`.
     Int(u32, i64),
     Float(f64),
@@ -451,7 +455,8 @@ pub(crate) enum RawValue {
 }
 
 impl RawAttributes {
-    pub(crate) fn push(&mut self, name: CString, value: RawValue) {
+    /// Appends the attribute `name` = `value`, keeping both alive here.
+    pub fn push(&mut self, name: CString, value: RawValue) {
         let mut a = AnydevAttribute::zeroed();
         a.name = name.as_ptr();
         self.names.push(name);
@@ -470,7 +475,8 @@ impl RawAttributes {
         self.raw.push(a);
     }
 
-    pub(crate) fn as_slice(&self) -> &[AnydevAttribute] {
+    /// The attributes in the ABI's form, pointing into `self`.
+    pub fn as_slice(&self) -> &[AnydevAttribute] {
         &self.raw
     }
 }
