@@ -50,6 +50,15 @@ enum Command {
 fn main() -> ExitCode {
     quiet_vulkan_device_select();
     let cli = Cli::parse();
+    let code = run(cli);
+    // The plugins the command used hear that the process exits.
+    if let Err(e) = anydev::shutdown() {
+        eprintln!("warning: shutting down: {e}");
+    }
+    code
+}
+
+fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Accuracy(args) => accuracy::main(args),
         Command::Bench(args) => bench::main(args),

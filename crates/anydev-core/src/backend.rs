@@ -191,6 +191,14 @@ pub trait Backend: Send + Sync + 'static {
     /// Blocks the host until all work on the device completes.
     fn synchronize(&self, index: usize) -> Result<()>;
 
+    /// Releases what the backend holds outside the process's memory (a
+    /// plugin's context) because the process is exiting
+    /// ([`crate::Runtime::shutdown`]); arrays may still be live, and later
+    /// calls may fail. The default has nothing to release.
+    fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Copies host bytes into `dst` at `dst_offset`. Returns once `src` may
     /// be reused (the copy into device memory may still be in flight).
     ///

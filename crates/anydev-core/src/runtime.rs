@@ -424,6 +424,25 @@ impl Runtime {
         self.unified_memory.store(on, Ordering::Relaxed);
     }
 
+    /// Shuts down every backend that has started: plugins wait for their
+    /// devices and get their `shutdown` call, with arrays possibly still
+    /// live (they are let go of without reaching the plugin). For the end
+    /// of a program: the process-wide runtime is never dropped, so this is
+    /// the only way its plugins hear that the process exits. Every backend
+    /// is asked even when one fails; the first failure is returned.
+    pub fn shutdown(&self) -> Result<()> {
+        let mut outcome = Ok(());
+        for record in self.backends.iter().filter(|r| r.is_started()) {
+            if let Some(backend) = record.backend() {
+                let result = backend.shutdown();
+                if outcome.is_ok() {
+                    outcome = result;
+                }
+            }
+        }
+        outcome
+    }
+
     /// Counts of the moves `to_device` made, shared and copied.
     pub fn transfers(&self) -> &TransferCounter {
         &self.transfers

@@ -28,13 +28,20 @@
  *
  * Lifecycle
  *   initialize -> device_count/get_device -> any calls -> shutdown. The
- *   host calls shutdown exactly once per context, when the runtime that
- *   loaded the plugin is dropped, after it has freed every buffer and
- *   destroyed every event and every stream it created (including the one
- *   default stream per device it creates at initialisation). The
- *   process-wide runtime lives until the process exits and is not dropped:
- *   do not rely on shutdown to flush anything at process exit. Libraries
- *   are never unloaded.
+ *   host calls shutdown at most once per context, in one of two ways:
+ *   - when the runtime that loaded the plugin is dropped, after it has
+ *     freed every buffer and destroyed every event and every stream it
+ *     created (including the one default stream per device it creates at
+ *     initialisation);
+ *   - at process exit, when the program shuts the process-wide runtime
+ *     down (anydev::shutdown(); Python's anydev does it at interpreter
+ *     exit, the anydev command before it exits): after device_synchronize
+ *     of every device, with buffers, streams and events possibly still
+ *     live. The plugin releases them itself; the host makes no call of any
+ *     kind afterwards, not even free or the destroy calls.
+ *   A process that never shuts down (a Rust program that does not call
+ *   anydev::shutdown, a crash) never calls it: do not rely on shutdown
+ *   alone to persist anything. Libraries are never unloaded.
  *
  * Threading
  *   - Every call may come from any thread, and calls may overlap, on the

@@ -333,4 +333,29 @@ fn dropping_the_runtime_destroys_streams_and_buffers_then_shuts_the_plugin_down(
     }
     let text = std::fs::read_to_string(&report).expect("shutdown ran and wrote its report");
     assert_eq!(text.trim(), "shutdown with 0 streams and 0 buffers live");
+
+    // A runtime that is never dropped (the process-wide one) shuts its
+    // plugins down on request, with a buffer and the default stream still
+    // live: the plugin releases them, and nothing reaches it afterwards.
+    std::fs::remove_file(&report).unwrap();
+    let rt: &'static anydev_core::Runtime = Box::leak(Box::new(runtime(&[], Some(&format!("down:{}", lib.display())))));
+    let dev = device("down:0");
+    let live = upload(rt, dev, &[1.0, 2.0]);
+    rt.shutdown().unwrap();
+    let text = std::fs::read_to_string(&report).expect("shutdown ran and wrote its report");
+    assert_eq!(text.trim(), "shutdown with 1 streams and 1 buffers live");
+    let backend = rt.backend(dev).unwrap();
+    for (call, result) in [
+        ("synchronize", backend.synchronize(0).map(drop)),
+        (
+            "allocate",
+            anydev_core::backend::allocate(backend, dev, 64, anydev_core::MemoryKind::Device).map(drop),
+        ),
+    ] {
+        let err = result.expect_err(call);
+        assert!(err.to_string().contains("shut down"), "{call} after shutdown: {err}");
+    }
+    // Letting go of the buffer after shutdown does not reach the plugin.
+    drop(live);
+    rt.shutdown().unwrap();
 }

@@ -1,10 +1,10 @@
 //! Devices as Python objects, and `device=` arguments.
 
 use crate::errors::to_py;
-use anydev::Device;
+use anydev::{CapValue, Device};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 
 /// A device (`anydev.Device('sim:1')`): hashable, equal to the same device,
 /// and constructible from its `kind:index` string.
@@ -28,6 +28,26 @@ impl PyDevice {
     #[getter]
     fn index(&self) -> usize {
         self.0.index()
+    }
+
+    /// What the device's backend declares about it (`dtypes`, `f64`,
+    /// `event_timing`, `software`, `"vendor.key"` entries, ...), as a dict
+    /// of bools, ints, floats, strings and lists: the facts to skip or
+    /// branch on, never the device's name.
+    fn capabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let caps = anydev::runtime().capabilities(self.0).map_err(to_py)?;
+        let out = PyDict::new(py);
+        for (key, value) in caps.iter() {
+            match value {
+                CapValue::Bool(v) => out.set_item(key, v)?,
+                CapValue::I64(v) => out.set_item(key, v)?,
+                CapValue::F64(v) => out.set_item(key, v)?,
+                CapValue::Str(v) => out.set_item(key, v)?,
+                CapValue::IntList(v) => out.set_item(key, v)?,
+                CapValue::StrList(v) => out.set_item(key, v)?,
+            }
+        }
+        Ok(out)
     }
 
     fn __repr__(&self) -> String {

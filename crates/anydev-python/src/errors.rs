@@ -11,8 +11,9 @@ create_exception!(
     anydev,
     UnsupportedError,
     PyTypeError,
-    "A device does not support an op or a dtype (its backend declares what it supports). A TypeError, as the \
-     standard says for unsupported dtypes; catch it to fall back or skip on capability."
+    "A device does not support an op, a dtype or a feature such as event timing (its backend declares what it \
+     supports). A TypeError, as the standard says for unsupported dtypes; catch it to fall back or skip on \
+     capability."
 );
 
 /// The Python exception for an anydev error; the message is the Rust one.
@@ -26,9 +27,10 @@ pub fn to_py(e: Error) -> PyErr {
     match e {
         Error::IndexOutOfBounds { .. } => PyIndexError::new_err(message),
         Error::OutOfMemory { .. } => PyMemoryError::new_err(message),
-        Error::Unsupported { .. } | Error::UnsupportedDType { .. } | Error::NoKernel { .. } => {
-            UnsupportedError::new_err(message)
-        }
+        Error::Unsupported { .. }
+        | Error::UnsupportedDType { .. }
+        | Error::NoKernel { .. }
+        | Error::FeatureUnsupported { .. } => UnsupportedError::new_err(message),
         Error::InvalidDType { .. } => PyTypeError::new_err(message),
         Error::Backend { .. } | Error::Plugin { .. } | Error::DeviceUnavailable { .. } => {
             PyRuntimeError::new_err(message)

@@ -7,6 +7,7 @@
 //! half (`python/anydev`) adds what belongs to Python: the `contextvars`
 //! device scope, the inspection namespace and the standard's helpers.
 
+mod accelerator;
 mod array;
 mod creation;
 mod device;
@@ -35,5 +36,6 @@ fn _anydev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dlpack::register(m)?;
     extension::register(m)?;
     quant::register(m)?;
+    accelerator::register(m)?;
     Ok(())
 }

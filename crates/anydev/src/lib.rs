@@ -11,6 +11,16 @@
 
 pub mod accelerator;
 
+/// Shuts down the device plugins the process has used, for the end of a
+/// program: the process-wide runtime is never dropped, so without this a
+/// plugin's `shutdown` (flushing a trace, releasing a device lock) never
+/// runs. Work in flight completes first; arrays that outlive the call
+/// must not be used. Python's `anydev` calls it at interpreter exit and
+/// the `anydev` command before it exits.
+pub fn shutdown() -> Result<()> {
+    anydev_array::runtime().shutdown()
+}
+
 pub use anydev_array::*;
 pub use anydev_core::{
     capability, current_device, plugin, scoped_device, with_device, BackendProvider, BackendStatus, CapValue,

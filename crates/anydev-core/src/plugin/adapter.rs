@@ -483,6 +483,19 @@ impl Backend for PluginBackend {
         &self.shared.identity.name
     }
 
+    /// Waits for every device's work, returns the deferred frees, then
+    /// calls the plugin's `shutdown`; buffers still live are the plugin's
+    /// to release, and their drops no longer reach it. Once only.
+    fn shutdown(&self) -> Result<()> {
+        if self.instance().is_closed() {
+            return Ok(());
+        }
+        let waited: Result<()> = (0..self.device_count()).try_for_each(|index| self.synchronize(index));
+        self.collect_deferred(true);
+        let closed = self.instance().close().map_err(|e| self.error(e));
+        waited.and(closed)
+    }
+
     /// A plugin whose devices are all emulated in software (a simulator)
     /// ranks below the CPU, unless its manifest chose a priority.
     fn priority(&self) -> Option<i32> {

@@ -16,6 +16,7 @@ use anydev_plugin_codec::ErrorCode;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::{PoisonError, RwLock};
 
 /// A failed call: which one, the plugin's error code, and its message.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,11 +27,15 @@ pub struct CallError {
 }
 
 /// An initialised plugin instance; shut down when dropped (after every
-/// buffer, stream and event, which hold it through an `Arc`).
+/// buffer, stream and event, which hold it through an `Arc`), or earlier
+/// by [`Instance::close`] at process exit.
 pub struct Instance {
     table: Table,
     context: *mut AnydevContext,
     devices: Vec<*mut AnydevDevice>,
+    /// Whether `shutdown` has run. Every call holds the read side, so
+    /// `close` (the write side) never overlaps one.
+    closed: RwLock<bool>,
 }
 
 // SAFETY: the ABI requires plugins to accept every call from any thread,
@@ -58,6 +63,7 @@ impl Instance {
             table,
             context: ptr::null_mut(),
             devices: Vec::new(),
+            closed: RwLock::new(false),
         };
         let name = CString::new(name).unwrap_or_default();
         let options = CString::new(options_json).unwrap_or_else(|_| c"{}".to_owned());
@@ -120,8 +126,29 @@ impl Instance {
     }
 
     /// As [`Instance::call`], for a call that runs the op of ABI code
-    /// `op_code`; the call watcher (if any) hears of it first.
+    /// `op_code`; the call watcher (if any) hears of it first. After
+    /// [`Instance::close`] nothing reaches the plugin: the call fails.
     fn call_op<F: Copy>(
+        &self,
+        call: &'static str,
+        op_code: Option<u32>,
+        f: Option<F>,
+        invoke: impl FnOnce(F) -> AnydevStatus,
+    ) -> Result<(), CallError> {
+        let closed = self.closed.read().unwrap_or_else(PoisonError::into_inner);
+        if *closed {
+            return Err(self.error(
+                call,
+                ErrorCode::InvalidArgument,
+                "the plugin has been shut down (anydev::shutdown)".into(),
+            ));
+        }
+        self.invoke(call, op_code, f, invoke)
+    }
+
+    /// Makes one call, converting its status; callers see that the
+    /// instance is open.
+    fn invoke<F: Copy>(
         &self,
         call: &'static str,
         op_code: Option<u32>,
@@ -613,11 +640,35 @@ impl Instance {
     }
 }
 
+impl Instance {
+    /// Shuts the plugin down now, while buffers, streams and events may
+    /// still be live: the process is exiting (`anydev::shutdown`). Waits
+    /// for calls in flight; afterwards every call fails without reaching
+    /// the plugin, so the handles' drops only let go of them. Once only.
+    pub fn is_closed(&self) -> bool {
+        *self.closed.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn close(&self) -> Result<(), CallError> {
+        let mut closed = self.closed.write().unwrap_or_else(PoisonError::into_inner);
+        if *closed || self.context.is_null() {
+            return Ok(());
+        }
+        *closed = true;
+        self.invoke("shutdown", None, self.table.api.shutdown, |f| {
+            // SAFETY: the live context, given up here; the write lock
+            // keeps every other call out, now and after.
+            unsafe { f(self.context) }
+        })
+    }
+}
+
 impl Drop for Instance {
     fn drop(&mut self) {
-        if !self.context.is_null() {
+        let closed = *self.closed.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if !self.context.is_null() && !closed {
             // A failed shutdown has nobody to report to; the context is gone either way.
-            let _ = self.call("shutdown", self.table.api.shutdown, |f| {
+            let _ = self.invoke("shutdown", None, self.table.api.shutdown, |f| {
                 // SAFETY: the live context, given up here after every handle
                 // that used it (they hold this instance alive).
                 unsafe { f(self.context) }

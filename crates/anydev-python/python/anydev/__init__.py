@@ -19,7 +19,13 @@ from ._dtypes import can_cast, finfo, iinfo, isdtype
 from ._info import __array_namespace_info__
 from ._scope import creation, device
 from ._sets import unique_all, unique_counts, unique_inverse
-from . import extension, fft, linalg, quant
+from . import accelerator, extension, fft, linalg, quant
+
+import atexit as _atexit
+
+# The process-wide runtime is never dropped: this is how device plugins
+# hear that the interpreter exits (their shutdown call).
+_atexit.register(_anydev._shutdown)
 
 __array_api_version__ = "2025.12"
 

@@ -1,0 +1,140 @@
+"""The calls device-agnostic code makes about devices, the same on every
+device kind and plugin (``torch.accelerator`` and
+``torch.accelerator.memory`` are the model):
+
+    n = anydev.accelerator.device_count("sim")
+    start = anydev.accelerator.Event("sim:0")
+    y = x @ x
+    end = anydev.accelerator.Event("sim:0")
+    ms = start.elapsed_time(end)
+    anydev.accelerator.memory_allocated("sim:0")
+
+``device=None`` means the current device: the innermost
+``with anydev.device(...)`` block, else the default device. Asking about
+one kind starts only that kind's backend. A device that cannot do
+something (reset its peak, time events: its ``event_timing`` capability)
+raises ``anydev.UnsupportedError``.
+"""
+
+from ._anydev import Device
+from ._anydev import _accelerator as _native
+from ._anydev import _default_device, _devices
+from ._scope import current as _scoped
+
+device_count = _native.device_count
+
+
+def _device(device):
+    if device is None:
+        return current_device()
+    return device if isinstance(device, Device) else Device(device)
+
+
+def is_available(kind):
+    """Whether at least one device of ``kind`` ("cpu", "wgpu", a plugin's
+    name) is available."""
+    return device_count(kind) > 0
+
+
+def devices():
+    """Every available device, plugins included (starts every backend)."""
+    return tuple(_devices())
+
+
+def current_device():
+    """The device creation functions use now: the innermost
+    ``anydev.device(...)`` block, else the default device."""
+    scoped = _scoped()
+    return scoped if scoped is not None else _default_device()
+
+
+def set_default_device(device):
+    """Makes ``device`` the process default from now on, in every thread
+    (``None`` returns to ``ANYDEV_DEVICE`` or the highest-priority device);
+    ``anydev.device(...)`` blocks still win inside them."""
+    _native.set_default_device(None if device is None else _device(device))
+
+
+def synchronize(device=None):
+    """Waits until all work enqueued on ``device`` has completed."""
+    _native.synchronize(_device(device))
+
+
+def memory_stats(device=None):
+    """``device``'s memory as a dict: ``in_use``, ``peak``, ``allocations``,
+    ``reserved`` (in use plus cached), ``limit``, ``free`` and ``total``
+    (None where the device does not know them)."""
+    return _native.memory_stats(_device(device))
+
+
+def memory_allocated(device=None):
+    """Bytes held by live arrays on ``device``."""
+    return memory_stats(device)["in_use"]
+
+
+def max_memory_allocated(device=None):
+    """The most bytes held at once since start-up or the last
+    ``reset_peak_memory_stats``."""
+    return memory_stats(device)["peak"]
+
+
+def memory_reserved(device=None):
+    """Bytes the device holds from the system: in use plus cached."""
+    return memory_stats(device)["reserved"]
+
+
+def reset_peak_memory_stats(device=None):
+    """Starts the peak again from the bytes in use now."""
+    _native.reset_peak(_device(device))
+
+
+def empty_cache(device=None):
+    """Gives memory the device caches for reuse back to the system; live
+    arrays keep theirs."""
+    _native.empty_cache(_device(device))
+
+
+class Event:
+    """A point in a device's work, recorded on its current stream when
+    made; ``elapsed_time`` gives the milliseconds between two of them."""
+
+    __slots__ = ("_event",)
+
+    def __init__(self, device=None):
+        self._event = _native.Event(_device(device))
+
+    @property
+    def device(self):
+        return self._event.device
+
+    def query(self):
+        """Whether the work before the event has completed."""
+        return self._event.query()
+
+    def synchronize(self):
+        """Waits until the work before the event has completed."""
+        self._event.synchronize()
+
+    def elapsed_time(self, end):
+        """Milliseconds of device time from this event to ``end``."""
+        return self._event.elapsed_time(end._event)
+
+    def __repr__(self):
+        return f"<anydev.accelerator.Event on {self.device}>"
+
+
+__all__ = [
+    "Event",
+    "current_device",
+    "device_count",
+    "devices",
+    "empty_cache",
+    "is_available",
+    "max_memory_allocated",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "reset_peak_memory_stats",
+    "set_default_device",
+    "synchronize",
+]

@@ -1,0 +1,117 @@
+"""anydev.accelerator on every device: counts, the current device, memory
+accounting, cache release, events and their timing."""
+
+import time
+
+import numpy as np
+import pytest
+
+import anydev as xp
+from anydev import accelerator as acc
+
+
+def test_counts_and_availability(device):
+    assert acc.device_count(device.kind) > device.index
+    assert acc.is_available(device.kind)
+    assert device in acc.devices()
+    assert acc.device_count("nosuchkind") == 0
+    assert not acc.is_available("nosuchkind")
+
+
+def test_current_device_follows_the_scope(device):
+    with xp.device(device):
+        assert acc.current_device() == device
+    assert acc.current_device() == xp.__array_namespace_info__().default_device()
+
+
+def test_set_default_device_changes_where_arrays_go(device):
+    try:
+        acc.set_default_device(device)
+        assert acc.current_device() == device
+        assert xp.zeros(3).device == device
+    finally:
+        acc.set_default_device(None)
+    with pytest.raises(RuntimeError, match="cpu:7"):
+        acc.set_default_device("cpu:7")
+
+
+def test_memory_stats_follow_an_array_and_the_peak_resets(device):
+    acc.synchronize(device)
+    before = acc.memory_stats(device)
+    x = xp.ones(1 << 16, dtype=xp.float32, device=device)
+    during = acc.memory_stats(device)
+    assert during["in_use"] >= before["in_use"] + 4 * (1 << 16)
+    assert acc.memory_allocated(device) == during["in_use"]
+    assert acc.max_memory_allocated(device) >= during["in_use"]
+    assert acc.memory_reserved(device) >= during["in_use"]
+    if during["free"] is not None and during["total"] is not None:
+        assert during["free"] <= during["total"]
+    del x
+    acc.synchronize(device)
+    acc.reset_peak_memory_stats(device)
+    after = acc.memory_stats(device)
+    assert after["peak"] == after["in_use"] < during["peak"]
+
+
+def test_empty_cache_leaves_nothing_cached_and_live_arrays_intact(device):
+    values = np.arange(1024, dtype=np.float32)
+    live = xp.asarray(values, device=device, copy=True)
+    big = xp.zeros(1 << 20, dtype=xp.float32, device=device)
+    del big
+    acc.synchronize(device)
+    acc.empty_cache(device)
+    stats = acc.memory_stats(device)
+    assert stats["reserved"] == stats["in_use"]
+    np.testing.assert_array_equal(np.asarray(live.to_device("cpu:0")), values)
+
+
+def test_events_complete_and_time_the_work_between_them(device):
+    wall = time.perf_counter()
+    start = acc.Event(device)
+    x = xp.ones(1 << 18, dtype=xp.float32, device=device)
+    y = x * 2.0
+    end = acc.Event(device)
+    end.synchronize()
+    wall_ms = (time.perf_counter() - wall) * 1e3
+    assert end.query() and start.query()
+    assert end.device == device
+    del x, y
+    if device.capabilities().get("event_timing", False):
+        assert 0.0 <= start.elapsed_time(end) <= wall_ms
+    else:
+        with pytest.raises(xp.UnsupportedError, match="event"):
+            start.elapsed_time(end)
+
+
+def test_events_of_two_devices_do_not_time_each_other():
+    devices = acc.devices()
+    if len(devices) < 2:
+        pytest.skip("needs two devices")
+    first, second = acc.Event(devices[0]), acc.Event(devices[1])
+    with pytest.raises(ValueError, match="different devices"):
+        first.elapsed_time(second)
+
+
+def test_device_capabilities_are_the_backends_facts(device):
+    caps = device.capabilities()
+    assert isinstance(caps["dtypes"], list)
+    held = xp.__array_namespace_info__().dtypes(device=device)
+    assert ("float64" in held) == bool(caps.get("f64", False))
+
+
+def test_interpreter_exit_shuts_plugins_down_with_arrays_still_alive(device):
+    # At exit the package shuts the runtime's plugins down (atexit), and
+    # arrays collected afterwards let go of their memory without reaching
+    # the plugin: the process exits cleanly, whatever device held them.
+    import subprocess
+    import sys
+
+    script = (
+        "import anydev as xp\n"
+        f"x = xp.ones(1000, device={str(device)!r})\n"
+        "y = x + 1\n"
+        "assert float(xp.sum(y)) == 2000.0\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "warning" not in done.stderr.lower(), done.stderr
