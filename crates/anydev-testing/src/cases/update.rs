@@ -8,7 +8,7 @@
 use crate::case::{expect_err, Case, CaseCtx, Failure, Need};
 use crate::reference::{self as r, check_array};
 use anydev_array::{Array, SliceArg};
-use anydev_core::ops::{BinaryOp, OpCode, ReduceOp};
+use anydev_core::ops::{BinaryOp, OpCode};
 use anydev_core::{DType, Error};
 
 const DTYPES: &[DType] = &[DType::F32, DType::F64, DType::I32, DType::U8];
@@ -51,17 +51,11 @@ fn scatter(case: Case) -> Case {
         .op(OpCode::Where)
         .op(OpCode::Copy)
         .op(OpCode::Fill)
-        .needs(Need::DType(DType::Bool))
-        .needs(Need::Op(OpCode::Cast, Some(DType::I32)))
-        .needs(i64_op(OpCode::Reduce(ReduceOp::Min)))
-        .needs(i64_op(OpCode::Reduce(ReduceOp::Max)))
-        .needs(i64_op(OpCode::Binary(BinaryOp::Less)))
-        .needs(i64_op(OpCode::Binary(BinaryOp::Add)))
+        .checks_indices()
         .needs(i64_op(OpCode::Binary(BinaryOp::Multiply)))
         .needs(i64_op(OpCode::Binary(BinaryOp::Subtract)))
         .needs(i64_op(OpCode::Binary(BinaryOp::Maximum)))
         .needs(i64_op(OpCode::Binary(BinaryOp::Equal)))
-        .needs(i64_op(OpCode::Where))
         .needs(i64_op(OpCode::Argsort))
         .needs(i64_op(OpCode::SearchSorted))
         .needs(i64_op(OpCode::Take))
