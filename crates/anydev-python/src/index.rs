@@ -104,12 +104,11 @@ impl ArrayKey {
     /// `unindexed` is the number of axes of the array that no item of
     /// the key names: the ellipsis (or the key's end) takes them whole.
     fn new(items: Vec<Item>, unindexed: usize) -> PyResult<ArrayKey> {
-        if items
+        let ellipses = items
             .iter()
             .filter(|i| matches!(i, Item::Basic(SliceArg::Ellipsis)))
-            .count()
-            > 1
-        {
+            .count();
+        if ellipses > 1 {
             return Err(PyIndexError::new_err(
                 "an index can only have a single ellipsis ('...')",
             ));
@@ -119,7 +118,6 @@ impl ArrayKey {
             axes: Vec::new(),
             indices: Vec::new(),
         };
-        let has_ellipsis = items.iter().any(|i| matches!(i, Item::Basic(SliceArg::Ellipsis)));
         for item in items {
             match item {
                 Item::Basic(SliceArg::Ellipsis) => key.whole(unindexed),
@@ -128,7 +126,7 @@ impl ArrayKey {
                 Item::Array(a) => key.push_index(Index::Array(a)),
             }
         }
-        if !has_ellipsis {
+        if ellipses == 0 {
             key.whole(unindexed);
         }
         Ok(key)
