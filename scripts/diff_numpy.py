@@ -1112,6 +1112,36 @@ def updates(rng):
     yield Case("assign_mask", [("i16", x), ("bool", x > 0)], None, kw={"scalar": 0.5})
 
 
+def scatters(rng):
+    """x[index_arrays] = value: broadcast indices and values, repeated
+    indices (NumPy writes the last of them, in the indices' row-major
+    order), and indices out of range or values that do not fit (errors)."""
+    for dtype in ("f32", "i16", "u8", "bool"):
+        x = sample(rng, dtype, 60).reshape(3, 4, 5)
+        for shapes in (((6,),), ((2, 3), (3,)), ((40,), (40,)), ((), (5,)), ((2, 1), (1, 3), (3,)), ((0,),)):
+            idx = [rng.integers(-x.shape[k], x.shape[k], s) for k, s in enumerate(shapes)]
+            target = x[tuple(idx)]
+            for shape in (target.shape, target.shape[-1:], ()):
+                v = sample(rng, dtype, int(np.prod(shape))).reshape(shape)
+                want = x.copy()
+                want[tuple(idx)] = v
+                yield Case("assign_arrays", [(dtype, x)] + [("i64", i) for i in idx] + [(dtype, v)], (dtype, want))
+    big = sample(rng, "f32", 100_003)
+    picks = rng.integers(-100_003, 100_003, 70_000)
+    v = sample(rng, "f32", picks.size)
+    want = big.copy()
+    want[picks] = v
+    yield Case("assign_arrays", [("f32", big), ("i64", picks), ("f32", v)], ("f32", want))
+    want = big.copy()
+    want[picks] = 7
+    yield Case("assign_arrays", [("f32", big), ("i64", picks)], ("f32", want), kw={"scalar": 7})
+    x = sample(rng, "i16", 8)
+    yield Case("assign_arrays", [("i16", x), ("i64", np.array([0, 8]))], None, kw={"scalar": 1})
+    yield Case("assign_arrays", [("i16", x), ("i64", np.array([-9]))], None, kw={"scalar": 1})
+    yield Case("assign_arrays", [("i16", x), ("i64", np.array([1]))], None, kw={"scalar": 0.5})
+    yield Case("assign_arrays", [("i16", x), ("i64", np.array([1])), ("i32", np.array([1], np.int32))], None)
+
+
 def linalg_ext(rng):
     """diagonal, trace, outer, cross, the vector and matrix norms and
     matrix_power against numpy.linalg (float results within a few ulps of
@@ -1316,6 +1346,8 @@ def generate(seed, quick):
             indexing(rng), updates(rng), linalg_ext(rng), factorizations(rng), complex_cases(rng, 32)]
     if not quick:
         gens.append(huge(rng))
+    # Last, so that the cases before them draw what they drew without them.
+    gens.append(scatters(rng))
     for gen in gens:
         cases.extend(c for c in gen if c is not None)
     return cases

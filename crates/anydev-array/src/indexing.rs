@@ -18,30 +18,7 @@ impl Array {
     /// `result[s, ...] = x[i0[s], ..., ik-1[s], ...]`. Negative indices
     /// count from the end; one out of range is `IndexOutOfBounds`.
     pub fn index_arrays(&self, indices: &[&Array]) -> Result<Array> {
-        let op = "index";
-        let mut operands = vec![self];
-        operands.extend_from_slice(indices);
-        same_device(op, &operands)?;
-        let k = indices.len();
-        if k == 0 || k > self.ndim() {
-            return Err(Error::invalid_argument(
-                op,
-                format!(
-                    "{k} index arrays for an array of {} dimensions: give 1 to {0}",
-                    self.ndim()
-                ),
-            ));
-        }
-        let shapes: Vec<&[usize]> = indices.iter().map(|i| i.shape()).collect();
-        let index_shape = broadcast_shapes(op, &shapes)?;
-        let mut coordinates = Vec::with_capacity(k);
-        for (axis, index) in indices.iter().enumerate() {
-            coordinates.push(positions_in(
-                op,
-                &index.broadcast_to(&index_shape)?,
-                self.shape()[axis],
-            )?);
-        }
+        let (coordinates, index_shape) = array_coordinates("index", self, indices)?;
         gather_leading(self, &coordinates, &index_shape)
     }
 
@@ -82,26 +59,64 @@ pub(crate) fn check_mask(op: &str, x: &Array, mask: &Array) -> Result<()> {
     Ok(())
 }
 
+/// The in-range `i64` coordinates (negative indices resolved) that integer
+/// `indices` give along the leading axes of `x`, each broadcast to the
+/// indices' common shape, and that shape. Checks the devices, the number
+/// of index arrays and their range, as reads and writes need alike.
+pub(crate) fn array_coordinates(op: &str, x: &Array, indices: &[&Array]) -> Result<(Vec<Array>, Vec<usize>)> {
+    let mut operands = vec![x];
+    operands.extend_from_slice(indices);
+    same_device(op, &operands)?;
+    let k = indices.len();
+    if k == 0 || k > x.ndim() {
+        return Err(Error::invalid_argument(
+            op,
+            format!(
+                "{k} index arrays for an array of {} dimensions: give 1 to {0}",
+                x.ndim()
+            ),
+        ));
+    }
+    let shapes: Vec<&[usize]> = indices.iter().map(|i| i.shape()).collect();
+    let index_shape = broadcast_shapes(op, &shapes)?;
+    let coordinates = indices
+        .iter()
+        .zip(x.shape())
+        .map(|(index, &len)| positions_in(op, &index.broadcast_to(&index_shape)?, len))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((coordinates, index_shape.to_vec()))
+}
+
+/// Row-major flat positions, as a contiguous 1-D `i64` array, of the
+/// in-range `coordinates` along the first `coordinates.len()` axes of `x`:
+/// positions along those axes merged into one.
+pub(crate) fn flat_positions(x: &Array, coordinates: &[Array]) -> Result<Array> {
+    let Some((last, leading)) = coordinates.split_last() else {
+        return Err(Error::invalid_argument("index", "no coordinates to merge"));
+    };
+    let mut flat = last.clone();
+    let mut stride = x.shape()[leading.len()];
+    for (axis, coordinate) in leading.iter().enumerate().rev() {
+        flat = flat.add(&coordinate.multiply(stride as i64)?)?;
+        stride *= x.shape()[axis];
+    }
+    flat.flatten()?.as_contiguous()
+}
+
+/// `x` with its first `k` axes merged into one, as a contiguous array.
+pub(crate) fn merge_leading(x: &Array, k: usize) -> Result<Array> {
+    let merged: Vec<usize> = std::iter::once(x.shape()[..k].iter().product())
+        .chain(x.shape()[k..].iter().copied())
+        .collect();
+    x.as_contiguous()?.reshape_to(&merged)
+}
+
 /// Gathers from `x` the elements whose first `coordinates.len()` axes sit
 /// at the given in-range `i64` coordinates (each of shape `index_shape`),
 /// with the remaining axes whole.
 fn gather_leading(x: &Array, coordinates: &[Array], index_shape: &[usize]) -> Result<Array> {
     let k = coordinates.len();
-    // Row-major flat positions over the leading axes.
-    let mut flat: Option<Array> = None;
-    let mut stride = 1usize;
-    for axis in (0..k).rev() {
-        let term = coordinates[axis].multiply(stride as i64)?;
-        flat = Some(match flat {
-            None => term,
-            Some(f) => f.add(&term)?,
-        });
-        stride *= x.shape()[axis];
-    }
-    let flat = flat.expect("at least one coordinate array");
-    let rest = &x.shape()[k..];
-    let merged: Vec<usize> = std::iter::once(stride).chain(rest.iter().copied()).collect();
-    let src = x.as_contiguous()?.reshape_to(&merged)?;
-    let out_shape: Vec<usize> = index_shape.iter().chain(rest).copied().collect();
-    take_checked(&src, &flat.flatten()?.as_contiguous()?, 0)?.reshape_to(&out_shape)
+    let flat = flat_positions(x, coordinates)?;
+    let out_shape: Vec<usize> = index_shape.iter().chain(&x.shape()[k..]).copied().collect();
+    take_checked(&merge_leading(x, k)?, &flat, 0)?.reshape_to(&out_shape)
 }

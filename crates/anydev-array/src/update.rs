@@ -14,8 +14,9 @@
 
 use crate::array::Array;
 use crate::dispatch::{execute, same_device, Arg, IntoArg};
-use crate::indexing::check_mask;
+use crate::indexing::{array_coordinates, check_mask, flat_positions, merge_leading};
 use crate::promote::result_type;
+use crate::search::{searchsorted, take_checked, Order, Side};
 use crate::slice::SliceArg;
 use anydev_core::ops::Op;
 use anydev_core::{DType, Error, Result};
@@ -104,6 +105,50 @@ impl Array {
         self.assign(&updated.astype(self.dtype())?)
     }
 
+    /// `x[i0, ..., ik-1] = value` for integer arrays indexing the first `k`
+    /// axes, the scatter that mirrors [`Array::index_arrays`]: the index
+    /// arrays broadcast to one shape `S`, and `value` (a scalar, or an
+    /// array that broadcasts to `S + x.shape[k..]`) is written at
+    /// `x[i0[s], ..., ik-1[s], ...]` for every `s`. Negative indices count
+    /// from the end; one out of range is `IndexOutOfBounds`, and nothing
+    /// is written.
+    ///
+    /// Where several `s` name one position, the last in row-major order of
+    /// `S` wins. The standard leaves this unspecified and NumPy does not
+    /// promise it, but that is what NumPy does in practice.
+    ///
+    /// It is composed from ops every device has (sort, search, gather,
+    /// `where`), so plugins run it too, at a price: with `N` positions along
+    /// the indexed axes and `K` indices it sorts the indices (`O(K log K)`),
+    /// searches them for each of the `N` positions (`O(N log K)`), and
+    /// rewrites the whole array, not only the elements it changes.
+    pub fn assign_arrays<'a>(&self, indices: &[&Array], value: impl IntoArg<'a>) -> Result<()> {
+        let op = "assign_arrays";
+        self.check_writable(op)?;
+        let value = match value.into_arg() {
+            Arg::Scalar(v) => crate::creation::filled(self.ctx(), self.dtype(), &[], v.to_scalar(op, self.dtype())?)?,
+            Arg::Array(v) => {
+                same_device(op, &[self, v])?;
+                keeps_dtype(op, self.dtype(), v.dtype())?;
+                v.astype(self.dtype())?
+            }
+        };
+        let (coordinates, index_shape) = array_coordinates(op, self, indices)?;
+        let k = indices.len();
+        let per_index: Vec<usize> = index_shape.iter().chain(&self.shape()[k..]).copied().collect();
+        // One value (or sub-array) per index, in the indices' row-major order.
+        let values = merge_leading(&value.broadcast_to(&per_index)?, index_shape.len())?;
+        let positions = flat_positions(self, &coordinates)?;
+        if positions.size() == 0 {
+            return Ok(());
+        }
+        let (source, hit) = last_writes(&positions, self.shape()[..k].iter().product())?;
+        let current = merge_leading(self, k)?;
+        let hit = hit.reshape_to(&trailing_ones(hit.size(), current.ndim()))?;
+        let updated = crate::where_(&hit, &take_checked(&values, &source, 0)?, &current)?;
+        self.assign(&updated.reshape_to(self.shape())?)
+    }
+
     /// Refuses writes through a broadcast view: its zero strides make
     /// several elements one memory location.
     fn check_writable(&self, op: &str) -> Result<()> {
@@ -120,6 +165,28 @@ impl Array {
         }
         Ok(())
     }
+}
+
+/// For each of the `len` flat positions `q` along the merged indexed
+/// axes: which index writes it (`source[q]`, into the flattened
+/// indices) and whether any does (`hit[q]`). `positions` (1-D, in range,
+/// not empty) is sorted stably, so among equal positions the last one in
+/// the indices' order sorts last, and the right-side search for `q` finds
+/// it. A `q` that no index names finds a smaller position, or (before the
+/// first) the first, which is larger: either way not `q`.
+fn last_writes(positions: &Array, len: usize) -> Result<(Array, Array)> {
+    let order = positions.argsort(0, Order::Ascending)?;
+    let sorted = take_checked(positions, &order, 0)?;
+    let every = crate::arange(0, len as i64, 1, (DType::I64, positions.device()))?;
+    let found = searchsorted(&sorted, &every, Side::Right)?.subtract(1)?.maximum(0)?;
+    let hit = take_checked(&sorted, &found, 0)?.equal(&every)?;
+    Ok((take_checked(&order, &found, 0)?, hit))
+}
+
+/// `[len, 1, 1, ...]` with `ndim` extents: a per-row flag that broadcasts
+/// over the trailing axes.
+fn trailing_ones(len: usize, ndim: usize) -> Vec<usize> {
+    std::iter::once(len).chain(std::iter::repeat_n(1, ndim - 1)).collect()
 }
 
 /// Whether `a` and `b` view the same memory (a shared buffer, or a

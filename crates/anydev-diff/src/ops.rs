@@ -121,6 +121,9 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
         // unless it is the scalar.
         "assign_slice" => 1 + usize::from(kw.scalar.is_none()),
         "assign_mask" => 2 + usize::from(kw.scalar.is_none()),
+        // The array, one or more index arrays, then the value unless it is
+        // the scalar.
+        "assign_arrays" => args.len().max(2 + usize::from(kw.scalar.is_none())),
         "searchsorted" | "take" | "matmul" | "isin" | "take_along_axis" | "index_mask" | "outer" | "cross"
         | "solve" => 2,
         _ if binary(op).is_some() => 2 - usize::from(kw.scalar.is_some()),
@@ -183,6 +186,15 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
                 x.assign_mask(&args[1], value)
             };
             written.map(|()| x.clone())
+        }
+        "assign_arrays" => {
+            let (x, rest) = (&args[0], &args[1..]);
+            let (indices, value) = match kw.scalar {
+                Some(n) => (rest, Arg::Scalar(weak(n))),
+                None => (&rest[..rest.len() - 1], Arg::Array(&rest[rest.len() - 1])),
+            };
+            x.assign_arrays(&indices.iter().collect::<Vec<_>>(), value)
+                .map(|()| x.clone())
         }
         "take_along_axis" => ad::take_along_axis(&args[0], &args[1], kw.axis.unwrap_or(-1)),
         "matmul" => ad::matmul(&args[0], &args[1]),

@@ -1,14 +1,25 @@
 //! `x[key]` and `x[key] = value`: integers, slices (any step), `...` and
 //! `None` select views; a `bool` array over the leading axes selects by
-//! mask; integer arrays (one per leading axis) gather. Writes go into the
-//! array's memory, as the core's `assign_*` do, and every view sees them.
-//! Integer arrays mixed with slices, and writes through integer arrays,
-//! need core ops that do not exist yet: `NotImplementedError` says so.
+//! mask; integer arrays gather, alone or mixed with the others. Writes go
+//! into the array's memory, as the core's `assign_*` do, and every view
+//! sees them.
+//!
+//! A key with integer arrays follows the standard's integer-array
+//! indexing, and NumPy's rules where the standard leaves a choice: the
+//! integers in it count as 0-d integer arrays, all of them broadcast to
+//! one shape, and that shape's axes replace the indexed axes in place
+//! when those are adjacent in the key, or go first when a slice, `...` or
+//! `None` separates them (`x[:, i, j]` has them second, `x[:, i, :, j]`
+//! first). Such a key is composed from the core's operations: the basic
+//! part selects a view, the array-indexed axes of the view are moved to
+//! the front, `index_arrays` (or the scatter `assign_arrays`) does the
+//! rest, and the result's axes are moved where NumPy puts them.
 
 use crate::array::PyArray;
 use crate::errors::compute;
-use crate::operand::{array_arg, required_operand};
-use anydev::{Array, DType, SliceArg};
+use crate::operand::{required_operand, Operand};
+use anydev::shape::broadcast_shapes;
+use anydev::{Arg, Array, DType, SliceArg};
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PyNone, PySlice, PyTuple};
@@ -19,31 +30,26 @@ enum Key {
     Basic(Vec<SliceArg>),
     /// A `bool` array over the leading axes.
     Mask(Array),
-    /// Integer arrays, one per leading axis.
-    Gather(Vec<Array>),
+    /// Integer arrays, possibly among integers, slices, `...` and `None`.
+    Arrays(ArrayKey),
+}
+
+/// One item of a key.
+enum Item {
+    Basic(SliceArg),
+    Array(Array),
 }
 
 impl Key {
     fn parse(key: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Key> {
-        if let Ok(a) = key.cast::<PyArray>() {
-            let a = a.get().inner.clone();
-            return Ok(if a.dtype() == DType::Bool {
-                Key::Mask(a)
-            } else {
-                Key::Gather(vec![a])
-            });
-        }
         let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
             Ok(t) => t.iter().collect(),
             Err(_) => vec![key.clone()],
         };
-        if !items.is_empty() && items.iter().all(|i| i.is_instance_of::<PyArray>()) {
-            return Ok(Key::Gather(items.iter().map(array_arg).collect::<PyResult<_>>()?));
-        }
-        let spec = items.iter().map(slice_arg).collect::<PyResult<Vec<_>>>()?;
-        let indexed = spec
+        let items = items.iter().map(item).collect::<PyResult<Vec<_>>>()?;
+        let indexed = items
             .iter()
-            .filter(|s| !matches!(s, SliceArg::NewAxis | SliceArg::Ellipsis))
+            .filter(|i| !matches!(i, Item::Basic(SliceArg::NewAxis | SliceArg::Ellipsis)))
             .count();
         if indexed > ndim {
             // NumPy's exception for this, so code written for it still works.
@@ -51,37 +57,198 @@ impl Key {
                 "too many indices: {indexed} for an array of {ndim} dimensions"
             )));
         }
-        Ok(Key::Basic(spec))
+        if let [Item::Array(a)] = items.as_slice() {
+            if a.dtype() == DType::Bool {
+                return Ok(Key::Mask(a.clone()));
+            }
+        }
+        if items
+            .iter()
+            .any(|i| matches!(i, Item::Array(a) if a.dtype() == DType::Bool))
+        {
+            return Err(not_yet("bool arrays mixed with other indices"));
+        }
+        let basic: Option<Vec<SliceArg>> = items
+            .iter()
+            .map(|i| match i {
+                Item::Basic(s) => Some(*s),
+                Item::Array(_) => None,
+            })
+            .collect();
+        match basic {
+            Some(spec) => Ok(Key::Basic(spec)),
+            None => ArrayKey::new(items, ndim - indexed).map(Key::Arrays),
+        }
     }
 }
 
-/// One item of a basic key.
-fn slice_arg(item: &Bound<'_, PyAny>) -> PyResult<SliceArg> {
+/// A key with integer arrays, split into the basic key that selects a view
+/// (`:` where an array or integer indexes) and the indices of the view's
+/// axes that arrays index.
+struct ArrayKey {
+    /// One item per axis of the view: the ellipsis is expanded.
+    basic: Vec<SliceArg>,
+    /// The view's array-indexed axes, in key order, and their indices.
+    axes: Vec<usize>,
+    indices: Vec<Index>,
+}
+
+/// An index of an array-indexed axis: an integer array, or a Python
+/// integer that indexes as a 0-d array.
+enum Index {
+    Array(Array),
+    Int(isize),
+}
+
+impl ArrayKey {
+    /// `unindexed` is the number of axes of the array that no item of
+    /// the key names: the ellipsis (or the key's end) takes them whole.
+    fn new(items: Vec<Item>, unindexed: usize) -> PyResult<ArrayKey> {
+        let ellipses = items
+            .iter()
+            .filter(|i| matches!(i, Item::Basic(SliceArg::Ellipsis)))
+            .count();
+        if ellipses > 1 {
+            return Err(PyIndexError::new_err(
+                "an index can only have a single ellipsis ('...')",
+            ));
+        }
+        let mut key = ArrayKey {
+            basic: Vec::with_capacity(items.len() + unindexed),
+            axes: Vec::new(),
+            indices: Vec::new(),
+        };
+        for item in items {
+            match item {
+                Item::Basic(SliceArg::Ellipsis) => key.whole(unindexed),
+                Item::Basic(SliceArg::Index(i)) => key.push_index(Index::Int(i)),
+                Item::Basic(s) => key.basic.push(s),
+                Item::Array(a) => key.push_index(Index::Array(a)),
+            }
+        }
+        if ellipses == 0 {
+            key.whole(unindexed);
+        }
+        Ok(key)
+    }
+
+    fn whole(&mut self, axes: usize) {
+        self.basic.extend(std::iter::repeat_n(SliceArg::FULL, axes));
+    }
+
+    fn push_index(&mut self, index: Index) {
+        self.axes.push(self.basic.len());
+        self.basic.push(SliceArg::FULL);
+        self.indices.push(index);
+    }
+
+    /// Where the broadcast index axes go in the result: in place of the
+    /// indexed axes when those are adjacent, else first.
+    fn result_axis(&self) -> usize {
+        let (first, last) = (self.axes[0], self.axes[self.axes.len() - 1]);
+        if last - first + 1 == self.axes.len() {
+            first
+        } else {
+            0
+        }
+    }
+
+    /// The view the basic part selects, with the array-indexed axes first.
+    fn view(&self, x: &Array) -> anydev::Result<Array> {
+        let view = x.slice(&self.basic)?;
+        let rest = (0..view.ndim()).filter(|a| !self.axes.contains(a));
+        let order: Vec<isize> = self.axes.iter().copied().chain(rest).map(|a| a as isize).collect();
+        view.permute_dims(&order)
+    }
+
+    /// The indices as arrays on `x`'s device.
+    fn index_arrays(&self, x: &Array) -> anydev::Result<Vec<Array>> {
+        self.indices
+            .iter()
+            .map(|index| match index {
+                Index::Array(a) => Ok(a.clone()),
+                Index::Int(i) => Array::from_slice(&[*i as i64], &[], x.device()),
+            })
+            .collect()
+    }
+
+    /// `x[key]`.
+    fn read(&self, x: &Array) -> anydev::Result<Array> {
+        let indices = self.index_arrays(x)?;
+        let refs: Vec<&Array> = indices.iter().collect();
+        let view = self.view(x)?;
+        let gathered = view.index_arrays(&refs)?;
+        let index_ndim = gathered.ndim() + self.axes.len() - view.ndim();
+        gathered.permute_dims(&move_axes(gathered.ndim(), 0, index_ndim, self.result_axis()))
+    }
+
+    /// `x[key] = value`: the value broadcasts to the shape `x[key]` has,
+    /// and is laid out as the view's scatter expects.
+    fn write(&self, x: &Array, value: Arg<'_>) -> anydev::Result<()> {
+        let indices = self.index_arrays(x)?;
+        let refs: Vec<&Array> = indices.iter().collect();
+        let view = self.view(x)?;
+        let at = self.result_axis();
+        match value {
+            Arg::Array(v) if at > 0 => {
+                let shapes: Vec<&[usize]> = indices.iter().map(|i| i.shape()).collect();
+                let index_shape = broadcast_shapes("index", &shapes)?;
+                let rest = &view.shape()[self.axes.len()..];
+                let shape: Vec<usize> = rest[..at]
+                    .iter()
+                    .chain(&index_shape)
+                    .chain(&rest[at..])
+                    .copied()
+                    .collect();
+                let order = move_axes(shape.len(), at, index_shape.len(), 0);
+                view.assign_arrays(&refs, &v.broadcast_to(&shape)?.permute_dims(&order)?)
+            }
+            value => view.assign_arrays(&refs, value),
+        }
+    }
+}
+
+/// The axis order that moves the `count` axes starting at `from` so that
+/// they start at `to` (among `ndim` axes), the others keeping their order.
+fn move_axes(ndim: usize, from: usize, count: usize, to: usize) -> Vec<isize> {
+    let moved = from..from + count;
+    let mut others: Vec<usize> = (0..ndim).filter(|a| !moved.contains(a)).collect();
+    let tail = others.split_off(to);
+    others
+        .into_iter()
+        .chain(moved)
+        .chain(tail)
+        .map(|a| a as isize)
+        .collect()
+}
+
+/// One item of a key.
+fn item(item: &Bound<'_, PyAny>) -> PyResult<Item> {
+    if let Ok(a) = item.cast::<PyArray>() {
+        return Ok(Item::Array(a.get().inner.clone()));
+    }
     if item.is_instance_of::<PyBool>() {
         return Err(not_yet("Python bool indices"));
     }
     if item.is_instance_of::<PyInt>() {
         return item
             .extract::<isize>()
-            .map(SliceArg::Index)
+            .map(|i| Item::Basic(SliceArg::Index(i)))
             .map_err(|_| PyIndexError::new_err(format!("index {item} is out of range")));
     }
     if let Ok(slice) = item.cast::<PySlice>() {
         let bound = |name: &str| -> PyResult<Option<isize>> { slice.getattr(name)?.extract() };
-        return Ok(SliceArg::Slice {
+        return Ok(Item::Basic(SliceArg::Slice {
             start: bound("start")?,
             stop: bound("stop")?,
             step: bound("step")?.unwrap_or(1),
-        });
+        }));
     }
     if item.is_instance_of::<PyEllipsis>() {
-        return Ok(SliceArg::Ellipsis);
+        return Ok(Item::Basic(SliceArg::Ellipsis));
     }
     if item.is_instance_of::<PyNone>() {
-        return Ok(SliceArg::NewAxis);
-    }
-    if item.is_instance_of::<PyArray>() {
-        return Err(not_yet("arrays mixed with integers, slices, ... or None in one index"));
+        return Ok(Item::Basic(SliceArg::NewAxis));
     }
     if item.is_instance_of::<PyList>() {
         return Err(PyTypeError::new_err(
@@ -107,24 +274,23 @@ impl PyArray {
         let out = match Key::parse(key, a.ndim())? {
             Key::Basic(spec) => compute(py, || a.slice(&spec)),
             Key::Mask(mask) => compute(py, || a.index_mask(&mask)),
-            Key::Gather(indices) => {
-                let refs: Vec<&Array> = indices.iter().collect();
-                compute(py, || a.index_arrays(&refs))
-            }
+            Key::Arrays(key) => compute(py, || key.read(a)),
         };
         out.map(PyArray::from)
     }
 
     /// Writes `value` (a Python scalar, or an array on the same device that
     /// broadcasts) into the selected elements, in place; the value may not
-    /// change the array's dtype.
+    /// change the array's dtype. Where integer arrays select one element
+    /// more than once, the last of them in the indices' row-major order
+    /// is written.
     fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let a = &self.inner;
-        let value = required_operand(value)?;
+        let value: Operand = required_operand(value)?;
         match Key::parse(key, a.ndim())? {
             Key::Basic(spec) => compute(py, || a.assign_slice(&spec, value.arg())),
             Key::Mask(mask) => compute(py, || a.assign_mask(&mask, value.arg())),
-            Key::Gather(_) => Err(not_yet("writes through integer-array indices")),
+            Key::Arrays(key) => compute(py, || key.write(a, value.arg())),
         }
     }
 }

@@ -210,8 +210,12 @@ def test_getitem_errors(device):
         x[::0]
     with pytest.raises(IndexError):
         x[xp.asarray([5], device=device)]
-    with pytest.raises(NotImplementedError, match="mixed"):
-        x[xp.asarray([0], device=device), 1:]
+    with pytest.raises(NotImplementedError, match="bool arrays mixed"):
+        x[xp.asarray([True, False], device=device), 1:]
+    with pytest.raises(IndexError):
+        x[xp.asarray([0], device=device), 3]
+    with pytest.raises(IndexError):
+        x[xp.asarray([0], device=device), ..., ...]
     with pytest.raises(NotImplementedError):
         x[True]
     with pytest.raises(TypeError):
@@ -251,8 +255,8 @@ def test_setitem_writes_into_the_array(device):
     a[...] = a + 1
     np.testing.assert_array_equal(host(x), a)
     np.testing.assert_array_equal(host(view), a[1])
-    with pytest.raises(NotImplementedError, match="integer-array"):
-        x[xp.asarray([0], device=device)] = 1.0
+    with pytest.raises(IndexError):
+        x[xp.asarray([0, 3], device=device)] = 1.0
     with pytest.raises(ValueError):
         x[0] = xp.zeros(3, device=device)
     with pytest.raises(TypeError):
@@ -260,6 +264,87 @@ def test_setitem_writes_into_the_array(device):
     i = xp.asarray([1, 2], device=device)
     with pytest.raises(TypeError):
         i[0] = 1.5
+
+
+# Keys with integer arrays among integers, slices, ... and None; "i" and
+# "j" stand for the index arrays below, of shapes (3,) and (2, 1). The
+# arrays' broadcast axes go where the indexed axes were when those are
+# adjacent in the key, and first when something separates them.
+MIXED_KEYS = [
+    ("i",),
+    ("i", "j"),
+    (slice(None), "i", "j"),
+    (slice(None), "i", slice(None), "j"),
+    ("i", slice(1, 3), "j"),
+    (Ellipsis, "i"),
+    ("i", Ellipsis, "j"),
+    (1, slice(None), "i"),
+    (slice(None), 1, "i"),
+    (slice(None), "i", 2, slice(None, None, -2)),
+    (None, "i", slice(None, None, -1), 2),
+    ("i", None, "j"),
+    (slice(None), "i", "j", slice(1, None, 2)),
+    (slice(1, None), "j", None, Ellipsis),
+]
+I = np.array([2, 0, -1])
+J = np.array([[1], [-3]])
+
+
+def mixed_key(key, convert):
+    return tuple(convert(I) if k == "i" else convert(J) if k == "j" else k for k in key)
+
+
+@pytest.mark.parametrize("key", MIXED_KEYS, ids=repr)
+def test_integer_arrays_mixed_with_basic_indices_match_numpy(device, key):
+    a = np.arange(360.0, dtype=np.float32).reshape(3, 4, 5, 6)
+    x = xp.asarray(a, device=device)
+    want = a[mixed_key(key, lambda v: v)]
+    got = x[mixed_key(key, lambda v: xp.asarray(v, device=device))]
+    assert got.device == device
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(host(got), want)
+
+
+@pytest.mark.parametrize("key", MIXED_KEYS, ids=repr)
+def test_writes_through_mixed_keys_match_numpy(device, key):
+    a = np.arange(360.0, dtype=np.float32).reshape(3, 4, 5, 6)
+    x = xp.asarray(a, device=device)
+    view = x[1:]
+    np_key = mixed_key(key, lambda v: v)
+    key = mixed_key(key, lambda v: xp.asarray(v, device=device))
+    shape = a[np_key].shape
+    # One value per selected element (repeated positions: the last wins),
+    # then a value broadcast along the last axis, then a scalar.
+    value = -np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    x[key] = xp.asarray(value, device=device)
+    a[np_key] = value
+    np.testing.assert_array_equal(host(x), a)
+    row = np.arange(shape[-1], dtype=np.float32) + 1000
+    x[key] = xp.asarray(row, device=device)
+    a[np_key] = row
+    np.testing.assert_array_equal(host(x), a)
+    x[key] = 7
+    a[np_key] = 7
+    np.testing.assert_array_equal(host(x), a)
+    np.testing.assert_array_equal(host(view), a[1:])
+
+
+def test_writes_through_integer_arrays_check_values(device):
+    a = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    x = xp.asarray(a, device=device)
+    i = xp.asarray([0, 2], device=device)
+    with pytest.raises(ValueError):
+        x[:, i] = xp.zeros((3, 4), device=device)
+    with pytest.raises(IndexError):
+        x[:, i, 4] = 1.0
+    with pytest.raises(TypeError):
+        xp.asarray([1, 2, 3], device=device)[i[:1]] = 0.5
+    np.testing.assert_array_equal(host(x), a)
+    # Repeated indices: the last write in row-major order of the indices wins.
+    repeats, value = np.array([[1, 1], [-2, 0]]), np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    x[:, xp.asarray(repeats, device=device), 0] = xp.asarray(value, device=device)
+    a[:, repeats, 0] = value
+    np.testing.assert_array_equal(host(x), a)
 
 
 def test_python_scalar_conversions(device):

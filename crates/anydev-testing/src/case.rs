@@ -1,7 +1,7 @@
 //! What a test case is: a name, the dtypes it is parametrised over, what it
 //! needs from a device, and a body that says what it expected and what it got.
 
-use anydev_core::ops::OpCode;
+use anydev_core::ops::{BinaryOp, OpCode, ReduceOp};
 use anydev_core::{DType, Device, Runtime};
 use std::fmt;
 
@@ -115,6 +115,20 @@ impl Case {
     /// input's, or the output's for fill, arange and random).
     pub fn ops_for(self, dtype: DType, ops: &[OpCode]) -> Case {
         ops.iter().fold(self, |case, &op| case.needs(Need::Op(op, Some(dtype))))
+    }
+
+    /// Needs what checking integer indices against an axis dispatches:
+    /// their smallest and largest and the shift of negative ones, in `i64`
+    /// after a cast from the cases' other index dtype, `i32`.
+    pub fn checks_indices(self) -> Case {
+        let i64_op = |op| Need::Op(op, Some(DType::I64));
+        self.needs(i64_op(OpCode::Reduce(ReduceOp::Min)))
+            .needs(i64_op(OpCode::Reduce(ReduceOp::Max)))
+            .needs(i64_op(OpCode::Binary(BinaryOp::Less)))
+            .needs(i64_op(OpCode::Binary(BinaryOp::Add)))
+            .needs(i64_op(OpCode::Where))
+            .needs(Need::Op(OpCode::Cast, Some(DType::I32)))
+            .needs(Need::DType(DType::Bool))
     }
 
     /// Marks a case that asks the device what it supports and dispatches

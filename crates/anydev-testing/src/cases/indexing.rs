@@ -19,13 +19,7 @@ pub fn cases() -> Vec<Case> {
             .needs(i64_op(OpCode::Binary(BinaryOp::Add)))
     };
     vec![
-        gather(Case::new("indexing::integer_arrays", integer_arrays))
-            .needs(i64_op(OpCode::Reduce(ReduceOp::Min)))
-            .needs(i64_op(OpCode::Reduce(ReduceOp::Max)))
-            .needs(i64_op(OpCode::Binary(BinaryOp::Less)))
-            .needs(i64_op(OpCode::Where))
-            .needs(Need::Op(OpCode::Cast, Some(DType::I32)))
-            .needs(Need::DType(DType::Bool)),
+        gather(Case::new("indexing::integer_arrays", integer_arrays)).checks_indices(),
         gather(Case::new("indexing::boolean_masks", boolean_masks))
             .needs(Need::Op(OpCode::Nonzero, Some(DType::Bool)))
             .needs(Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::I64)))

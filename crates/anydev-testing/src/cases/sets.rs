@@ -48,15 +48,9 @@ pub fn cases() -> Vec<Case> {
             .dtypes(DTYPES)
             .op(OpCode::Copy)
             .op(OpCode::Take)
-            .needs(i64_op(OpCode::Reduce(ReduceOp::Min)))
-            .needs(i64_op(OpCode::Reduce(ReduceOp::Max)))
-            .needs(i64_op(OpCode::Binary(BinaryOp::Less)))
-            .needs(i64_op(OpCode::Binary(BinaryOp::Add)))
+            .checks_indices()
             .needs(i64_op(OpCode::Binary(BinaryOp::Multiply)))
-            .needs(i64_op(OpCode::Where))
-            .needs(i64_op(OpCode::Arange))
-            .needs(Need::Op(OpCode::Cast, Some(DType::I32)))
-            .needs(Need::DType(DType::Bool)),
+            .needs(i64_op(OpCode::Arange)),
         Case::new("sets::count_nonzero_and_unstack", count_nonzero_and_unstack)
             .dtypes(DTYPES)
             .op(OpCode::Cast)
