@@ -24,6 +24,59 @@ thread_local! {
     static RUNTIME: Cell<Option<&'static Runtime>> = const { Cell::new(None) };
     static CONTEXTS: RefCell<Vec<Arc<DeviceCtx>>> = const { RefCell::new(Vec::new()) };
     static CHOSEN_STREAMS: RefCell<Vec<Stream>> = const { RefCell::new(Vec::new()) };
+    static CHOSEN_MEMORY: RefCell<Vec<(Device, MemoryKind)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Live [`MemoryGuard`]s in all threads: while there are none, an
+/// allocation finds its memory kind without touching the thread-local list.
+static LIVE_MEMORY_GUARDS: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes allocations on one device in this thread use a memory kind the
+/// caller asked for (a creation call's `Spec::memory`, `to_device_in`)
+/// until dropped. Checked against the kinds the device allocates.
+#[must_use = "the memory kind is used only while the guard lives"]
+pub(crate) struct MemoryGuard {
+    active: bool,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl MemoryGuard {
+    /// A guard choosing `kind` on `ctx`'s device; `None` chooses nothing.
+    pub fn new(op: &str, ctx: &DeviceCtx, kind: Option<MemoryKind>) -> Result<MemoryGuard> {
+        let Some(kind) = kind else {
+            return Ok(MemoryGuard {
+                active: false,
+                _not_send: PhantomData,
+            });
+        };
+        let kinds = ctx.backend.memory_kinds(ctx.device.index());
+        if !kinds.contains(&kind) {
+            let offered: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+            return Err(Error::invalid_argument(
+                op,
+                format!(
+                    "{} cannot allocate {kind} memory; it allocates: {}",
+                    ctx.device,
+                    offered.join(", ")
+                ),
+            ));
+        }
+        CHOSEN_MEMORY.with(|m| m.borrow_mut().push((ctx.device, kind)));
+        LIVE_MEMORY_GUARDS.fetch_add(1, Ordering::Relaxed);
+        Ok(MemoryGuard {
+            active: true,
+            _not_send: PhantomData,
+        })
+    }
+}
+
+impl Drop for MemoryGuard {
+    fn drop(&mut self) {
+        if self.active {
+            CHOSEN_MEMORY.with(|m| m.borrow_mut().pop());
+            LIVE_MEMORY_GUARDS.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Live [`StreamGuard`]s in all threads: while there are none, an op finds
@@ -184,10 +237,23 @@ impl DeviceCtx {
         })
     }
 
-    /// The memory kind for a new array: the native one, or with unified
-    /// memory on a kind the host reaches too.
+    /// The memory kind for a new array: the one this thread's
+    /// [`MemoryGuard`] chose for the device, else the native one, or with
+    /// unified memory on a kind the host reaches too.
     #[inline]
     pub fn memory_kind(&self) -> MemoryKind {
+        if LIVE_MEMORY_GUARDS.load(Ordering::Relaxed) != 0 {
+            let chosen = CHOSEN_MEMORY.with(|m| {
+                m.borrow()
+                    .iter()
+                    .rev()
+                    .find(|(device, _)| *device == self.device)
+                    .map(|&(_, kind)| kind)
+            });
+            if let Some(kind) = chosen {
+                return kind;
+            }
+        }
         match self.unified_kind {
             // `build` has checked that the setting reads.
             Some(kind) if self.runtime.unified_memory().unwrap_or(false) => kind,
@@ -291,4 +357,12 @@ impl DeviceCtx {
 pub(crate) fn creation_ctx(explicit: Option<Device>) -> Result<Arc<DeviceCtx>> {
     let rt = runtime();
     DeviceCtx::get(rt, rt.creation_device(explicit)?)
+}
+
+/// [`creation_ctx`] for `spec`, with its memory kind chosen for the
+/// allocations of the call while the guard lives.
+pub(crate) fn creation_placement(op: &str, spec: &crate::Spec) -> Result<(Arc<DeviceCtx>, MemoryGuard)> {
+    let ctx = creation_ctx(spec.device)?;
+    let guard = MemoryGuard::new(op, &ctx, spec.memory)?;
+    Ok((ctx, guard))
 }

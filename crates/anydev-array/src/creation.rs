@@ -4,24 +4,47 @@
 //! device unless given one (rule 6).
 
 use crate::array::Array;
-use crate::context::{creation_ctx, DeviceCtx};
+use crate::context::{creation_placement, DeviceCtx, MemoryGuard};
 use crate::dispatch::{alloc, execute, same_device};
 use crate::promote::{self, Weak};
 use anydev_core::ops::Op;
-use anydev_core::{DType, Device, Error, Result, Scalar};
+use anydev_core::{DType, Device, Error, MemoryKind, Result, Scalar};
 use std::sync::Arc;
 
-/// The optional dtype and device of a creation call. Converts from `()`
-/// (neither), a [`DType`], a [`Device`] or both as a tuple.
+/// The optional dtype, device and memory kind of a creation call.
+/// Converts from `()` (none), a [`DType`], a [`Device`] or both as a
+/// tuple; [`Spec::in_memory`] adds the memory kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Spec {
     pub dtype: Option<DType>,
     pub device: Option<Device>,
+    /// Where the array's memory lives (`Managed` for oversubscription,
+    /// `HostPinned` for fast transfers); `None`: the device's own kind.
+    /// A kind the device does not allocate is an error naming its kinds.
+    pub memory: Option<MemoryKind>,
 }
 
 impl Spec {
     pub fn new(dtype: Option<DType>, device: Option<Device>) -> Spec {
-        Spec { dtype, device }
+        Spec {
+            dtype,
+            device,
+            memory: None,
+        }
+    }
+
+    /// The same spec, allocating in `kind`.
+    pub fn in_memory(self, kind: MemoryKind) -> Spec {
+        Spec {
+            memory: Some(kind),
+            ..self
+        }
+    }
+}
+
+impl From<MemoryKind> for Spec {
+    fn from(kind: MemoryKind) -> Spec {
+        Spec::default().in_memory(kind)
     }
 }
 
@@ -49,13 +72,15 @@ impl From<(DType, Device)> for Spec {
     }
 }
 
-/// Context and dtype of a `*_like` call: the array's unless `spec` says.
-fn like(x: &Array, spec: Spec) -> Result<(Arc<DeviceCtx>, DType)> {
+/// Context and dtype of a `*_like` call: the array's unless `spec` says,
+/// with `spec`'s memory kind chosen while the guard lives.
+fn like(x: &Array, spec: Spec) -> Result<(Arc<DeviceCtx>, DType, MemoryGuard)> {
     let ctx = match spec.device {
         Some(d) if d != x.device() => x.ctx().sibling(d)?,
         _ => Arc::clone(x.ctx()),
     };
-    Ok((ctx, spec.dtype.unwrap_or(x.dtype())))
+    let guard = MemoryGuard::new("*_like", &ctx, spec.memory)?;
+    Ok((ctx, spec.dtype.unwrap_or(x.dtype()), guard))
 }
 
 /// A new array of `shape` with every element `value`.
@@ -80,7 +105,7 @@ fn fill_value(value: Weak, dtype: DType) -> Result<Scalar> {
 /// float: [`crate::default_dtypes`]).
 pub fn full(shape: &[usize], value: impl Into<Weak>, spec: impl Into<Spec>) -> Result<Array> {
     let (value, spec) = (value.into(), spec.into());
-    let ctx = creation_ctx(spec.device)?;
+    let (ctx, _memory) = creation_placement("full", &spec)?;
     let dtype = spec.dtype.unwrap_or(ctx.natural_dtype(value));
     filled(&ctx, dtype, shape, fill_value(value, dtype)?)
 }
@@ -99,13 +124,13 @@ pub fn ones(shape: &[usize], spec: impl Into<Spec>) -> Result<Array> {
 /// default float).
 pub fn empty(shape: &[usize], spec: impl Into<Spec>) -> Result<Array> {
     let spec = spec.into();
-    let ctx = creation_ctx(spec.device)?;
+    let (ctx, _memory) = creation_placement("empty", &spec)?;
     alloc(&ctx, spec.dtype.unwrap_or(ctx.default_float()), shape)
 }
 
 /// [`full`] with `x`'s shape, dtype and device unless `spec` overrides them.
 pub fn full_like(x: &Array, value: impl Into<Weak>, spec: impl Into<Spec>) -> Result<Array> {
-    let (ctx, dtype) = like(x, spec.into())?;
+    let (ctx, dtype, _memory) = like(x, spec.into())?;
     filled(&ctx, dtype, x.shape(), fill_value(value.into(), dtype)?)
 }
 
@@ -118,7 +143,7 @@ pub fn ones_like(x: &Array, spec: impl Into<Spec>) -> Result<Array> {
 }
 
 pub fn empty_like(x: &Array, spec: impl Into<Spec>) -> Result<Array> {
-    let (ctx, dtype) = like(x, spec.into())?;
+    let (ctx, dtype, _memory) = like(x, spec.into())?;
     alloc(&ctx, dtype, x.shape())
 }
 
@@ -171,7 +196,7 @@ pub fn arange(
     if n >= usize::MAX as f64 {
         return Err(Error::invalid_argument("arange", format!("{n} elements are too many")));
     }
-    let ctx = creation_ctx(spec.device)?;
+    let (ctx, _memory) = creation_placement("arange", &spec)?;
     let all_int = [start, stop, step].iter().all(|w| !matches!(w, Weak::Float(_)));
     let dtype = spec.dtype.unwrap_or(if all_int {
         ctx.default_int()
@@ -190,7 +215,7 @@ pub fn arange(
 /// an error rather than NumPy's silent wrap-around (`docs/semantics.md`).
 pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl Into<Spec>) -> Result<Array> {
     let spec = spec.into();
-    let ctx = creation_ctx(spec.device)?;
+    let (ctx, _memory) = creation_placement("linspace", &spec)?;
     let dtype = spec.dtype.unwrap_or(ctx.default_float());
     if dtype.is_integer() {
         // The values run monotonically from start towards stop: checking
@@ -223,7 +248,7 @@ pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl In
 /// the device's default float).
 pub fn eye(n_rows: usize, n_cols: Option<usize>, k: isize, spec: impl Into<Spec>) -> Result<Array> {
     let spec = spec.into();
-    let ctx = creation_ctx(spec.device)?;
+    let (ctx, _memory) = creation_placement("eye", &spec)?;
     let mask = diagonal_offsets(&ctx, n_rows, n_cols.unwrap_or(n_rows))?.equal(k as i64)?;
     mask.astype(spec.dtype.unwrap_or(ctx.default_float()))
 }

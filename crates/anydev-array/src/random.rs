@@ -6,7 +6,7 @@
 //! every device and thread count.
 
 use crate::array::Array;
-use crate::context::creation_ctx;
+use crate::context::creation_placement;
 use crate::creation::Spec;
 use crate::dispatch::{alloc, execute};
 use anydev_core::ops::{Distribution, Op};
@@ -70,7 +70,7 @@ pub fn set_rng_state(device: Device, state: RngState) {
 }
 
 fn random(op: &str, shape: &[usize], dist: Distribution, spec: Spec) -> Result<Array> {
-    let ctx = creation_ctx(spec.device)?;
+    let (ctx, _memory) = creation_placement(op, &spec)?;
     let dtype = spec.dtype.unwrap_or(ctx.default_float());
     if !dtype.is_float() {
         return Err(Error::InvalidDType {

@@ -3,13 +3,13 @@
 //! rule 5).
 
 use crate::array::{Array, Storage};
-use crate::context::DeviceCtx;
+use crate::context::{DeviceCtx, MemoryGuard};
 use crate::creation::Spec;
 use crate::dispatch::alloc;
 use crate::element::{self, Element};
 use crate::shape;
 use anydev_core::ordering::Access;
-use anydev_core::{Buffer, DType, Device, Error, Result, Scalar};
+use anydev_core::{Buffer, DType, Device, Error, MemoryAdvice, MemoryKind, Result, Scalar};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ impl Array {
     /// (converted on the device), else of `T`'s dtype.
     pub fn from_slice<T: Element>(data: &[T], shape: &[usize], spec: impl Into<Spec>) -> Result<Array> {
         let spec = spec.into();
-        let ctx = crate::context::creation_ctx(spec.device)?;
+        let (ctx, _memory) = crate::context::creation_placement("from_slice", &spec)?;
         if shape::checked_size("from_slice", shape)? != data.len() {
             return Err(Error::ShapeMismatch {
                 op: "from_slice".into(),
@@ -153,11 +153,68 @@ impl Array {
             return Ok(self.clone());
         }
         let target = self.ctx().sibling(device)?;
-        let transfers = target.runtime.transfers();
         if let Some(shared) = self.share_with(&target)? {
-            transfers.record_shared();
+            target.runtime.transfers().record_shared();
             return Ok(shared);
         }
+        self.copy_to(&target)
+    }
+
+    /// The kind of memory the array's buffer is (`Device`, `Managed`, ...).
+    pub fn memory_kind(&self) -> MemoryKind {
+        self.buffer().kind()
+    }
+
+    /// The array on `device` in memory of `kind` (managed memory for
+    /// oversubscription, pinned host memory for fast transfers): itself
+    /// when it is there already, else a contiguous copy. A kind `device`
+    /// does not allocate is an error naming the kinds it does.
+    pub fn to_device_in(&self, device: Device, kind: MemoryKind) -> Result<Array> {
+        if device == self.device() && kind == self.memory_kind() {
+            return Ok(self.clone());
+        }
+        let target = self.ctx().sibling(device)?;
+        let _memory = MemoryGuard::new("to_device_in", &target, Some(kind))?;
+        self.copy_to(&target)
+    }
+
+    /// Starts moving the array's managed memory to `device` (a `cpu`
+    /// device: to the host) in stream order, so work there does not fault
+    /// its pages in (`cudaMemPrefetchAsync`). A hint: it does nothing for
+    /// memory of other kinds, and on devices whose `managed_prefetch`
+    /// capability is false.
+    pub fn prefetch(&self, device: Device) -> Result<()> {
+        self.with_managed_range("prefetch", |ctx, offset, len| {
+            ctx.runtime.backend(device)?;
+            let stream = ctx.stream();
+            ctx.backend.prefetch(&stream, self.buffer(), offset, len, device)
+        })
+    }
+
+    /// Tells the backend how the array's managed memory will be used
+    /// (`cudaMemAdvise`). A hint, like [`Array::prefetch`].
+    pub fn advise(&self, advice: MemoryAdvice) -> Result<()> {
+        self.with_managed_range("advise", |ctx, offset, len| {
+            if let MemoryAdvice::PreferredLocation(d) | MemoryAdvice::AccessedBy(d) = advice {
+                ctx.runtime.backend(d)?;
+            }
+            ctx.backend.advise(self.buffer(), offset, len, advice)
+        })
+    }
+
+    /// Runs `hint` with the array's context and the byte range its view
+    /// spans when its memory is managed; other memory takes no hints.
+    fn with_managed_range(&self, op: &str, hint: impl FnOnce(&DeviceCtx, usize, usize) -> Result<()>) -> Result<()> {
+        if self.memory_kind() != MemoryKind::Managed || self.size() == 0 {
+            return Ok(());
+        }
+        let (start, end) = anydev_core::backend::byte_extent(op, &self.tensor_ref())?;
+        hint(self.ctx(), start, end - start)
+    }
+
+    /// A contiguous copy of the array on `target`'s device.
+    fn copy_to(&self, target: &Arc<DeviceCtx>) -> Result<Array> {
+        let transfers = target.runtime.transfers();
         let src = self.as_contiguous()?;
         let bytes = src.size() * src.dtype.size();
         let out = alloc(&target, src.dtype, &src.shape)?;

@@ -191,6 +191,24 @@ pub trait Backend: Send + Sync + 'static {
     /// Blocks the host until all work on the device completes.
     fn synchronize(&self, index: usize) -> Result<()>;
 
+    /// Starts moving `len` bytes of managed memory at `offset` in `buffer`
+    /// to device `to` (a `cpu` device: to the host), in `stream`'s order,
+    /// so that work there does not fault its pages in. A hint: the default,
+    /// for devices whose `managed_prefetch` capability is false, does
+    /// nothing. Called only for `Managed` buffers of this backend.
+    fn prefetch(&self, stream: &Stream, buffer: &Buffer, offset: usize, len: usize, to: Device) -> Result<()> {
+        let _ = (stream, buffer, offset, len, to);
+        Ok(())
+    }
+
+    /// Tells the backend how `len` bytes of managed memory at `offset` in
+    /// `buffer` will be used. A hint, like [`Backend::prefetch`]; the
+    /// default does nothing.
+    fn advise(&self, buffer: &Buffer, offset: usize, len: usize, advice: crate::memory::MemoryAdvice) -> Result<()> {
+        let _ = (buffer, offset, len, advice);
+        Ok(())
+    }
+
     /// Releases what the backend holds outside the process's memory (a
     /// plugin's context) because the process is exiting
     /// ([`crate::Runtime::shutdown`]); arrays may still be live, and later

@@ -40,6 +40,10 @@ pub mod keys {
     /// its own. Backends whose devices all are rank below the CPU when the
     /// default device is picked ([`crate::backend::SOFTWARE_PRIORITY`]).
     pub const SOFTWARE: &str = "software";
+    /// `Bool`: [`crate::Backend::prefetch`] and [`crate::Backend::advise`]
+    /// take effect on the device's managed memory; without it they are
+    /// accepted and do nothing.
+    pub const MANAGED_PREFETCH: &str = "managed_prefetch";
     /// `Bool`: events recorded on the device measure the time between
     /// them ([`crate::Backend::event_elapsed`]).
     pub const EVENT_TIMING: &str = "event_timing";
@@ -60,6 +64,7 @@ pub mod keys {
         ASYNC_EXECUTION,
         SOFTWARE,
         EVENT_TIMING,
+        MANAGED_PREFETCH,
     ];
 }
 

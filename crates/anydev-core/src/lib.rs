@@ -28,7 +28,7 @@ pub use backend::{Backend, Checked, DeviceProperties, TensorRef};
 pub use capability::{CapValue, Capabilities};
 pub use device::{Device, DeviceKind};
 pub use error::{Error, Result};
-pub use memory::{Buffer, ForeignHost, MemoryKind, MemoryStats, TransferStats};
+pub use memory::{Buffer, ForeignHost, MemoryAdvice, MemoryKind, MemoryStats, TransferStats};
 pub use runtime::{BackendProvider, BackendStatus, InitError, Runtime, RuntimeConfig};
 pub use scope::{current_device, scoped_device, with_device, DeviceGuard};
 pub use stream::{Event, Stream};

@@ -34,6 +34,38 @@ impl fmt::Display for MemoryKind {
     }
 }
 
+/// A hint about how managed memory will be used, for backends that place
+/// its pages by it (`cuMemAdvise`); [`crate::Backend::advise`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemoryAdvice {
+    /// Read far more than written: devices may keep read-only copies.
+    ReadMostly,
+    /// Keep the pages on this device (a `cpu` device means host memory).
+    PreferredLocation(crate::Device),
+    /// This device will access the memory: map it there, so its accesses
+    /// do not fault.
+    AccessedBy(crate::Device),
+}
+
+impl std::str::FromStr for MemoryKind {
+    type Err = crate::Error;
+
+    /// The names [`MemoryKind`] displays as: `device`, `host_pinned`,
+    /// `managed`, `system`.
+    fn from_str(text: &str) -> crate::Result<MemoryKind> {
+        match text {
+            "device" => Ok(MemoryKind::Device),
+            "host_pinned" => Ok(MemoryKind::HostPinned),
+            "managed" => Ok(MemoryKind::Managed),
+            "system" => Ok(MemoryKind::System),
+            _ => Err(crate::Error::invalid_argument(
+                "memory kind",
+                format!("{text:?} is not one of device, host_pinned, managed, system"),
+            )),
+        }
+    }
+}
+
 /// A backend's own record of one allocation. The backend downcasts it back
 /// through [`Allocation::as_any`] when the buffer is used; dropping it
 /// frees the memory and updates the backend's accounting.

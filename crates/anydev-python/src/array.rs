@@ -3,8 +3,8 @@
 
 use crate::device::PyDevice;
 use crate::dtype::{python_name, PyDType};
-use crate::errors::compute;
-use anydev::{Array, Scalar};
+use crate::errors::{compute, to_py};
+use anydev::{Array, MemoryKind, Scalar};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -134,15 +134,45 @@ impl PyArray {
 
     /// The array on `device`: itself on its own device, else a copy (or a
     /// view of the same memory where anydev's unified memory allows).
-    #[pyo3(signature = (device, /, *, stream = None))]
-    fn to_device(&self, py: Python<'_>, device: PyDevice, stream: Option<Bound<'_, PyAny>>) -> PyResult<PyArray> {
+    /// `memory` (an anydev extension: "device", "host_pinned", "managed",
+    /// "system") asks for a copy in that kind of memory unless the array
+    /// is there already.
+    #[pyo3(signature = (device, /, *, stream = None, memory = None))]
+    fn to_device(
+        &self,
+        py: Python<'_>,
+        device: PyDevice,
+        stream: Option<Bound<'_, PyAny>>,
+        memory: Option<&str>,
+    ) -> PyResult<PyArray> {
         if stream.is_some() {
             return Err(PyValueError::new_err(
                 "to_device takes no stream: anydev orders work on each device's own streams",
             ));
         }
         let a = &self.inner;
-        compute(py, || a.to_device(device.0)).map(PyArray::from)
+        match memory {
+            Some(kind) => {
+                let kind: MemoryKind = kind.parse().map_err(to_py)?;
+                compute(py, || a.to_device_in(device.0, kind)).map(PyArray::from)
+            }
+            None => compute(py, || a.to_device(device.0)).map(PyArray::from),
+        }
+    }
+
+    /// The kind of memory the array lives in: "device", "host_pinned",
+    /// "managed" or "system".
+    #[getter]
+    fn memory_kind(&self) -> String {
+        self.inner.memory_kind().to_string()
+    }
+
+    /// Starts moving the array's managed memory to `device` (a hint; it
+    /// does nothing for other memory, or where the device's
+    /// `managed_prefetch` capability is false).
+    fn prefetch(&self, py: Python<'_>, device: PyDevice) -> PyResult<()> {
+        let a = &self.inner;
+        compute(py, || a.prefetch(device.0))
     }
 
     /// The `anydev` module, whatever `api_version` (anydev implements one).

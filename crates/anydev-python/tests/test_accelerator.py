@@ -115,3 +115,24 @@ def test_interpreter_exit_shuts_plugins_down_with_arrays_still_alive(device):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "warning" not in done.stderr.lower(), done.stderr
+
+
+def test_to_device_in_each_memory_kind_the_device_allocates(device):
+    values = np.arange(32, dtype=np.float32)
+    x = xp.asarray(values, device=device, copy=True)
+    kinds = ["device", "host_pinned", "managed", "system"]
+    made = []
+    for kind in kinds:
+        try:
+            y = x.to_device(device, memory=kind)
+        except ValueError as e:
+            assert kind in str(e) and "allocates" in str(e)
+            continue
+        made.append(kind)
+        assert y.memory_kind == kind
+        y.prefetch(device)
+        np.testing.assert_array_equal(np.asarray(y.to_device("cpu:0")), values)
+    # The device's own kind is always among them.
+    assert x.memory_kind in made
+    with pytest.raises(ValueError, match="not one of"):
+        x.to_device(device, memory="video")

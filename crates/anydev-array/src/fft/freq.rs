@@ -4,7 +4,7 @@
 //! them.
 
 use crate::array::Array;
-use crate::context::creation_ctx;
+use crate::context::creation_placement;
 use crate::creation::Spec;
 use crate::view::Axes;
 use anydev_core::{DType, Device, Error, Result};
@@ -58,7 +58,7 @@ fn frequencies(op: &str, n: usize, d: f64, spec: Spec) -> Result<(f64, Device, D
             format!("needs n > 0 and a finite, non-zero spacing d (got n = {n}, d = {d})"),
         ));
     }
-    let ctx = creation_ctx(spec.device)?;
+    let (ctx, _memory) = creation_placement(op, &spec)?;
     let dtype = spec.dtype.unwrap_or(ctx.default_float());
     if !dtype.is_float() {
         return Err(Error::InvalidDType {

@@ -5,10 +5,10 @@
 use crate::case::{check, check_eq, Case, CaseCtx, Failure, Need};
 use crate::reference as r;
 use anydev::accelerator::{self as acc, Event, RngState};
-use anydev_array as ad;
+use anydev_array::{self as ad, Array, Spec};
 use anydev_core::capability::keys;
 use anydev_core::ops::OpCode;
-use anydev_core::{with_device, DType, Error};
+use anydev_core::{with_device, DType, Error, MemoryAdvice, MemoryKind};
 use std::time::Instant;
 
 pub fn cases() -> Vec<Case> {
@@ -23,7 +23,66 @@ pub fn cases() -> Vec<Case> {
         Case::new("accelerator::events_complete_and_time_work", events),
         Case::new("accelerator::generators_are_per_device_and_replay", generators)
             .needs(Need::Op(OpCode::Random, Some(DType::F32))),
+        Case::new("accelerator::arrays_in_every_memory_kind", memory_kinds)
+            .needs(Need::Op(OpCode::Fill, Some(DType::F32))),
+        Case::new("accelerator::a_kind_the_device_lacks_is_refused", missing_memory_kind),
     ]
+}
+
+/// Every memory kind the device allocates holds arrays made by creation
+/// calls and `to_device_in`, which report it; prefetch and advice are
+/// accepted whatever the kind.
+fn memory_kinds(ctx: &CaseCtx) -> Result<(), Failure> {
+    let values: Vec<f64> = (0..64).map(f64::from).collect();
+    let source = r::array(&values, &[64], DType::F32, ctx.device)?;
+    for kind in ctx.runtime.backend(ctx.device)?.memory_kinds(ctx.device.index()) {
+        let spec = Spec::from((DType::F32, ctx.device)).in_memory(kind);
+        let zeros = ad::zeros(&[64], spec)?;
+        check_eq(format!("zeros in {kind}: memory kind"), kind, zeros.memory_kind())?;
+        r::check_array(&format!("zeros in {kind}"), &[64], &[0.0; 64], &zeros)?;
+        let uploaded = Array::from_slice(&[1.5f32, -2.0], &[2], spec)?;
+        check_eq(format!("from_slice in {kind}: memory kind"), kind, uploaded.memory_kind())?;
+        r::check_array(&format!("from_slice in {kind}"), &[2], &[1.5, -2.0], &uploaded)?;
+        let moved = source.to_device_in(ctx.device, kind)?;
+        check_eq(format!("to_device_in {kind}: memory kind"), kind, moved.memory_kind())?;
+        r::check_array(&format!("to_device_in {kind}"), &[64], &values, &moved)?;
+        moved.prefetch(ctx.device)?;
+        moved.advise(MemoryAdvice::ReadMostly)?;
+        moved.advise(MemoryAdvice::PreferredLocation(ctx.device))?;
+        r::check_array(&format!("{kind} after prefetch and advice"), &[64], &values, &moved)?;
+    }
+    Ok(())
+}
+
+fn missing_memory_kind(ctx: &CaseCtx) -> Result<(), Failure> {
+    let kinds = ctx.runtime.backend(ctx.device)?.memory_kinds(ctx.device.index());
+    let all = [MemoryKind::Device, MemoryKind::HostPinned, MemoryKind::Managed, MemoryKind::System];
+    // A device that allocates every kind has nothing to refuse.
+    let Some(&lacking) = all.iter().find(|k| !kinds.contains(k)) else {
+        return Ok(());
+    };
+    let source = r::array(&[1.0], &[1], DType::F32, ctx.device)?;
+    let attempts = [
+        ("zeros", ad::zeros(&[4], Spec::from(ctx.device).in_memory(lacking)).map(drop)),
+        ("to_device_in", source.to_device_in(ctx.device, lacking).map(drop)),
+    ];
+    for (what, result) in attempts {
+        match result {
+            Err(Error::InvalidArgument { message, .. })
+                if message.contains(&lacking.to_string()) && message.contains(&kinds[0].to_string()) =>
+            {
+                continue
+            }
+            other => {
+                return Err(Failure::new(
+                    format!("{what} in {lacking} memory"),
+                    "InvalidArgument naming the kind and the kinds the device allocates",
+                    format!("{other:?}"),
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 fn counts_and_availability(ctx: &CaseCtx) -> Result<(), Failure> {
