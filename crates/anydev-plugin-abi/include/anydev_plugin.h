@@ -318,6 +318,9 @@ typedef struct AnydevDeviceProperties {
  *                                                            the CPU unless its manifest sets priority
  *   event_timing                BOOL      0                  event_elapsed measures the time between two
  *                                                            events (ABI 1.5)
+ *   managed_prefetch            BOOL      0                  prefetch and advice on managed memory take
+ *                                                            effect (host-side backends only, for now:
+ *                                                            a plugin reports 0)
  *   conformance.expected_failures STRING  none               JSON list of known conformance failures
  * f64, f16 and bf16 are derived from dtypes; "plugin.*" names are the host's. */
 typedef struct AnydevAttribute {

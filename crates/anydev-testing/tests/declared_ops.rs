@@ -89,6 +89,21 @@ impl Backend for Recording {
     fn synchronize(&self, index: usize) -> Result<()> {
         self.inner.synchronize(index)
     }
+    fn reset_peak(&self, index: usize) -> Result<()> {
+        self.inner.reset_peak(index)
+    }
+    fn empty_cache(&self, index: usize) -> Result<()> {
+        self.inner.empty_cache(index)
+    }
+    fn event_elapsed(&self, start: &Event, end: &Event) -> Result<std::time::Duration> {
+        self.inner.event_elapsed(start, end)
+    }
+    fn prefetch(&self, stream: &Stream, buffer: &Buffer, offset: usize, len: usize, to: Device) -> Result<()> {
+        self.inner.prefetch(stream, buffer, offset, len, to)
+    }
+    fn advise(&self, buffer: &Buffer, offset: usize, len: usize, advice: anydev_core::MemoryAdvice) -> Result<()> {
+        self.inner.advise(buffer, offset, len, advice)
+    }
     fn copy_from_host_unchecked(
         &self,
         checked: Checked<'_>,

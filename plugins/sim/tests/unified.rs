@@ -199,7 +199,11 @@ fn freeing_host_memory_a_device_still_reads_is_safe() {
 fn the_accelerator_cases_pass_in_unified_mode() {
     use anydev_testing::runner::{Outcome, Plan};
     let rt = runtime("unified-accelerator", r#"{"unified": true}"#, false);
-    let devices: Vec<Device> = rt.devices().into_iter().filter(|d| d.kind().as_str() == "sim").collect();
+    let devices: Vec<Device> = rt
+        .devices()
+        .into_iter()
+        .filter(|d| d.kind().as_str() == "sim")
+        .collect();
     assert!(!devices.is_empty());
     let plan = Plan {
         runtime: rt,

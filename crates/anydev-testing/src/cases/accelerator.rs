@@ -41,7 +41,11 @@ fn memory_kinds(ctx: &CaseCtx) -> Result<(), Failure> {
         check_eq(format!("zeros in {kind}: memory kind"), kind, zeros.memory_kind())?;
         r::check_array(&format!("zeros in {kind}"), &[64], &[0.0; 64], &zeros)?;
         let uploaded = Array::from_slice(&[1.5f32, -2.0], &[2], spec)?;
-        check_eq(format!("from_slice in {kind}: memory kind"), kind, uploaded.memory_kind())?;
+        check_eq(
+            format!("from_slice in {kind}: memory kind"),
+            kind,
+            uploaded.memory_kind(),
+        )?;
         r::check_array(&format!("from_slice in {kind}"), &[2], &[1.5, -2.0], &uploaded)?;
         let moved = source.to_device_in(ctx.device, kind)?;
         check_eq(format!("to_device_in {kind}: memory kind"), kind, moved.memory_kind())?;
@@ -56,14 +60,22 @@ fn memory_kinds(ctx: &CaseCtx) -> Result<(), Failure> {
 
 fn missing_memory_kind(ctx: &CaseCtx) -> Result<(), Failure> {
     let kinds = ctx.runtime.backend(ctx.device)?.memory_kinds(ctx.device.index());
-    let all = [MemoryKind::Device, MemoryKind::HostPinned, MemoryKind::Managed, MemoryKind::System];
+    let all = [
+        MemoryKind::Device,
+        MemoryKind::HostPinned,
+        MemoryKind::Managed,
+        MemoryKind::System,
+    ];
     // A device that allocates every kind has nothing to refuse.
     let Some(&lacking) = all.iter().find(|k| !kinds.contains(k)) else {
         return Ok(());
     };
     let source = r::array(&[1.0], &[1], DType::F32, ctx.device)?;
     let attempts = [
-        ("zeros", ad::zeros(&[4], Spec::from(ctx.device).in_memory(lacking)).map(drop)),
+        (
+            "zeros",
+            ad::zeros(&[4], Spec::from(ctx.device).in_memory(lacking)).map(drop),
+        ),
         ("to_device_in", source.to_device_in(ctx.device, lacking).map(drop)),
     ];
     for (what, result) in attempts {
