@@ -131,11 +131,7 @@ pub trait Backend: Send + Sync + 'static {
     /// implement it; the default refuses.
     fn event_elapsed(&self, start: &Event, end: &Event) -> Result<std::time::Duration> {
         let _ = end;
-        Err(Error::FeatureUnsupported {
-            feature: "event timing".into(),
-            device: start.device(),
-            reason: "its \"event_timing\" capability is false".into(),
-        })
+        Err(no_event_timing(start.device()))
     }
 
     /// Makes `source`, memory another device owns and that device `index`
@@ -378,6 +374,15 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<bool> {
         let _ = (index, op, inputs, outputs, attrs);
         Ok(false)
+    }
+}
+
+/// The error for timing events on `device`, which does not time them.
+pub fn no_event_timing(device: Device) -> Error {
+    Error::FeatureUnsupported {
+        feature: "event timing".into(),
+        device,
+        reason: "its \"event_timing\" capability is false".into(),
     }
 }
 

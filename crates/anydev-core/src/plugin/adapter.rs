@@ -746,7 +746,13 @@ impl Backend for PluginBackend {
         self.instance().event_synchronize(e.handle).map_err(|e| self.error(e))
     }
 
+    /// Asked of the plugin only for devices that report `event_timing`,
+    /// as the ABI promises; others are refused here.
     fn event_elapsed(&self, start: &Event, end: &Event) -> Result<Duration> {
+        let index = start.device().index();
+        if !self.plugin_capabilities(index)?.flag(keys::EVENT_TIMING) {
+            return Err(crate::backend::no_event_timing(start.device()));
+        }
         let (s, e) = (self.event(start)?, self.event(end)?);
         let ms = self
             .instance()

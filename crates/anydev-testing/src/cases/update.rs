@@ -36,6 +36,8 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Fill),
         Case::new("update::values_from_another_device_are_an_error", other_device)
             .dtypes(&[DType::F32])
+            // The index arrays of the scatter.
+            .needs(Need::DType(DType::I64))
             .needs(Need::Devices(2))
             .all_devices(),
     ]
