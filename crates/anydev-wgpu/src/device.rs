@@ -127,6 +127,9 @@ impl GpuDevice {
             .set(keys::HOST_ACCESSIBLE_MEMORY, CapValue::Bool(false))
             .set(keys::PEER_DEVICES, CapValue::StrList(Vec::new()))
             .set(keys::ASYNC_EXECUTION, CapValue::Bool(true))
+            // Timing would need timestamp queries, which are not wired.
+            .set(keys::EVENT_TIMING, CapValue::Bool(false))
+            .set(keys::MANAGED_PREFETCH, CapValue::Bool(false))
             .set(
                 keys::SOFTWARE,
                 CapValue::Bool(self.info.device_type == wgpu::DeviceType::Cpu),
