@@ -217,7 +217,7 @@ impl Array {
         let transfers = target.runtime.transfers();
         let src = self.as_contiguous()?;
         let bytes = src.size() * src.dtype.size();
-        let out = alloc(&target, src.dtype, &src.shape)?;
+        let out = alloc(target, src.dtype, &src.shape)?;
         if bytes == 0 {
             return Ok(out);
         }
@@ -241,7 +241,7 @@ impl Array {
             }
         } else {
             let host = src.host_bytes()?;
-            write_host(&target, &host, &out)?;
+            write_host(target, &host, &out)?;
         }
         transfers.record_copy(bytes);
         Ok(out)
