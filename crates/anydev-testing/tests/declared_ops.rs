@@ -1,17 +1,26 @@
 //! Every case declares every op and dtype it dispatches on the device under
-//! test, checked by running it: the CPU backend behind a wrapper that
-//! records the op code, support dtype and operand dtypes of every op it
-//! executes.
+//! test and on its partners of the same kind, checked by running it: host
+//! memory and kernels behind a wrapper that records the op code, support
+//! dtype and operand dtypes of every op it executes.
 //! An undeclared op would make a plugin without it fail the case instead
-//! of skipping it.
+//! of skipping it. Under `anydev conformance` the partners of the same
+//! kind are the plugin's own devices, so ops there need declaring too; a
+//! case's needs are checked against the device under test only, which
+//! stands for its siblings.
+//! Ops on devices of other kinds are exempt: those devices are not the
+//! plugin's (the reference CPU, other backends), and a need cannot name
+//! them. The runtime here has two `cpu` devices, recorded, and one device
+//! of another kind, `host`, not recorded, so multi-device cases run and
+//! cross-kind paths are exercised without being held to the declarations.
 
 use anydev_core::extension::{Attrs, KernelBody};
 use anydev_core::memory::Allocation;
 use anydev_core::ops::{Op, OpCode};
 use anydev_core::{
-    Backend, BackendProvider, Buffer, Capabilities, Checked, DType, Device, DeviceProperties, Event, MemoryKind,
+    Backend, BackendProvider, Buffer, Capabilities, Checked, DType, Device, DeviceProperties, Error, Event, MemoryKind,
     MemoryStats, Result, Runtime, RuntimeConfig, Stream, TensorRef,
 };
+use anydev_cpu::CpuBackend;
 use anydev_testing::case::{Case, Need};
 use anydev_testing::known::KnownFailures;
 use anydev_testing::runner::{Outcome, Plan};
@@ -28,81 +37,117 @@ struct Used {
 
 type Log = Arc<Mutex<Used>>;
 
-/// The CPU backend, recording every op and support dtype it executes.
+/// Host memory and kernels as `devices` devices of `kind`, each with its
+/// own memory accounting (so cases that check devices keep separate memory
+/// pass), recording every op and support dtype executed on any of them
+/// into `log` when there is one.
 struct Recording {
-    inner: Arc<dyn Backend>,
-    log: Log,
+    kind: &'static str,
+    devices: Vec<CpuBackend>,
+    log: Option<Log>,
+}
+
+impl Recording {
+    fn new(kind: &'static str, devices: usize, log: Option<Log>) -> Recording {
+        Recording {
+            kind,
+            devices: (0..devices).map(|_| CpuBackend::new()).collect(),
+            log,
+        }
+    }
+
+    /// The CPU behind device `index` (its device 0).
+    fn device(&self, index: usize) -> Result<&CpuBackend> {
+        self.devices
+            .get(index)
+            .ok_or_else(|| Error::backend(self.kind, format!("no device {index}")))
+    }
+
+    /// The kernels, streams and events every device shares: any CPU's
+    /// accept any other's (streams and events name `cpu:0` whichever device
+    /// asked, which only the device under test's own cases look at).
+    fn host(&self) -> &CpuBackend {
+        &self.devices[0]
+    }
+
+    fn record(&self, op: Option<(OpCode, DType)>, dtypes: impl IntoIterator<Item = DType>) {
+        if let Some(log) = &self.log {
+            let mut used = log.lock().unwrap();
+            used.ops.extend(op);
+            used.dtypes.extend(dtypes);
+        }
+    }
 }
 
 impl Backend for Recording {
     fn name(&self) -> &str {
-        self.inner.name()
+        self.kind
     }
     fn device_count(&self) -> usize {
-        self.inner.device_count()
+        self.devices.len()
     }
     fn properties(&self, index: usize) -> Result<DeviceProperties> {
-        self.inner.properties(index)
+        self.device(index)?.properties(0)
     }
     fn capabilities(&self, index: usize) -> Result<Capabilities> {
-        self.inner.capabilities(index)
+        self.device(index)?.capabilities(0)
     }
     fn supports(&self, index: usize, op: OpCode, dtype: DType) -> bool {
-        self.inner.supports(index, op, dtype)
+        index < self.devices.len() && self.host().supports(0, op, dtype)
     }
-    fn memory_kinds(&self, index: usize) -> Vec<MemoryKind> {
-        self.inner.memory_kinds(index)
+    fn memory_kinds(&self, _index: usize) -> Vec<MemoryKind> {
+        self.host().memory_kinds(0)
     }
     fn allocate(&self, index: usize, bytes: usize, kind: MemoryKind) -> Result<Box<dyn Allocation>> {
-        self.inner.allocate(index, bytes, kind)
+        self.device(index)?.allocate(0, bytes, kind)
     }
     fn memory_stats(&self, index: usize) -> Result<MemoryStats> {
-        self.inner.memory_stats(index)
+        self.device(index)?.memory_stats(0)
     }
     fn map_buffer(&self, index: usize, source: &Buffer) -> Result<Box<dyn Allocation>> {
-        self.inner.map_buffer(index, source)
+        self.device(index)?.map_buffer(0, source)
     }
     fn release(&self, allocation: Box<dyn Allocation>, pending: Vec<Event>) {
-        self.inner.release(allocation, pending)
+        self.host().release(allocation, pending)
     }
     fn default_stream(&self, index: usize) -> Result<Stream> {
-        self.inner.default_stream(index)
+        self.device(index)?.default_stream(0)
     }
     fn create_stream(&self, index: usize) -> Result<Stream> {
-        self.inner.create_stream(index)
+        self.device(index)?.create_stream(0)
     }
     fn record_event(&self, stream: &Stream) -> Result<Event> {
-        self.inner.record_event(stream)
+        self.host().record_event(stream)
     }
     fn wait_event(&self, stream: &Stream, event: &Event) -> Result<()> {
-        self.inner.wait_event(stream, event)
+        self.host().wait_event(stream, event)
     }
     fn query_event(&self, event: &Event) -> Result<bool> {
-        self.inner.query_event(event)
+        self.host().query_event(event)
     }
     fn synchronize_event(&self, event: &Event) -> Result<()> {
-        self.inner.synchronize_event(event)
+        self.host().synchronize_event(event)
     }
     fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
-        self.inner.synchronize_stream(stream)
+        self.host().synchronize_stream(stream)
     }
     fn synchronize(&self, index: usize) -> Result<()> {
-        self.inner.synchronize(index)
+        self.device(index)?.synchronize(0)
     }
     fn reset_peak(&self, index: usize) -> Result<()> {
-        self.inner.reset_peak(index)
+        self.device(index)?.reset_peak(0)
     }
     fn empty_cache(&self, index: usize) -> Result<()> {
-        self.inner.empty_cache(index)
+        self.device(index)?.empty_cache(0)
     }
     fn event_elapsed(&self, start: &Event, end: &Event) -> Result<std::time::Duration> {
-        self.inner.event_elapsed(start, end)
+        self.host().event_elapsed(start, end)
     }
     fn prefetch(&self, stream: &Stream, buffer: &Buffer, offset: usize, len: usize, to: Device) -> Result<()> {
-        self.inner.prefetch(stream, buffer, offset, len, to)
+        self.host().prefetch(stream, buffer, offset, len, to)
     }
     fn advise(&self, buffer: &Buffer, offset: usize, len: usize, advice: anydev_core::MemoryAdvice) -> Result<()> {
-        self.inner.advise(buffer, offset, len, advice)
+        self.host().advise(buffer, offset, len, advice)
     }
     fn copy_from_host_unchecked(
         &self,
@@ -112,7 +157,7 @@ impl Backend for Recording {
         dst: &Buffer,
         dst_offset: usize,
     ) -> Result<()> {
-        self.inner
+        self.host()
             .copy_from_host_unchecked(checked, stream, src, dst, dst_offset)
     }
     fn copy_to_host_unchecked(
@@ -123,7 +168,8 @@ impl Backend for Recording {
         src_offset: usize,
         dst: &mut [u8],
     ) -> Result<()> {
-        self.inner.copy_to_host_unchecked(checked, stream, src, src_offset, dst)
+        self.host()
+            .copy_to_host_unchecked(checked, stream, src, src_offset, dst)
     }
     fn copy_between_unchecked(
         &self,
@@ -135,7 +181,7 @@ impl Backend for Recording {
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
-        self.inner
+        self.host()
             .copy_between_unchecked(checked, stream, src, src_offset, dst, dst_offset, len)
     }
     fn fill_unchecked(
@@ -147,15 +193,12 @@ impl Backend for Recording {
         len: usize,
         pattern: &[u8],
     ) -> Result<()> {
-        self.inner.fill_unchecked(checked, stream, dst, offset, len, pattern)
+        self.host().fill_unchecked(checked, stream, dst, offset, len, pattern)
     }
     fn execute_unchecked(&self, checked: Checked<'_>, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {
-        let mut used = self.log.lock().unwrap();
-        used.ops.insert((op.code(), op.support_dtype()));
-        used.dtypes.insert(op.output().dtype);
-        used.dtypes.extend(op.inputs().map(|t| t.dtype));
-        drop(used);
-        self.inner.execute_unchecked(checked, stream, op)
+        let dtypes = op.inputs().map(|t| t.dtype).chain([op.output().dtype]);
+        self.record(Some((op.code(), op.support_dtype())), dtypes);
+        self.host().execute_unchecked(checked, stream, op)
     }
     /// Extension kernels are no primitive ops: they need no declaration,
     /// only the dtypes of their operands do.
@@ -167,10 +210,8 @@ impl Backend for Recording {
         outputs: &[TensorRef<'_>],
         attrs: &Attrs,
     ) -> Result<()> {
-        let mut used = self.log.lock().unwrap();
-        used.dtypes.extend(inputs.iter().chain(outputs).map(|t| t.dtype));
-        drop(used);
-        self.inner.run_kernel(stream, body, inputs, outputs, attrs)
+        self.record(None, inputs.iter().chain(outputs).map(|t| t.dtype));
+        self.host().run_kernel(stream, body, inputs, outputs, attrs)
     }
 }
 
@@ -197,18 +238,18 @@ fn declared_dtypes(case: &Case, dtype: Option<DType>) -> BTreeSet<DType> {
 fn every_case_declares_the_ops_and_dtypes_it_dispatches() {
     let log: Log = Arc::default();
     let recorder = Arc::clone(&log);
-    let provider = BackendProvider::new("cpu", 0, move || {
-        Ok(Arc::new(Recording {
-            inner: Arc::new(anydev_cpu::CpuBackend::new()),
-            log: Arc::clone(&recorder),
-        }) as Arc<dyn Backend>)
+    let recorded = BackendProvider::new("cpu", 0, move || {
+        Ok(Arc::new(Recording::new("cpu", 2, Some(Arc::clone(&recorder)))) as Arc<dyn Backend>)
     });
-    let runtime: &'static Runtime = Box::leak(Box::new(Runtime::new(vec![provider], RuntimeConfig::default())));
-    let cpu = Device::cpu();
+    // Below the CPU's priority, so `cpu:0` stays the default device.
+    let other = BackendProvider::new("host", -1, || {
+        Ok(Arc::new(Recording::new("host", 1, None)) as Arc<dyn Backend>)
+    });
+    let runtime: &'static Runtime = Box::leak(Box::new(Runtime::new(vec![recorded, other], RuntimeConfig::default())));
     let plan = Plan {
         runtime,
-        devices: vec![cpu],
-        under_test: vec![cpu],
+        devices: runtime.devices(),
+        under_test: vec![Device::cpu()],
         extra_known: KnownFailures::default(),
     };
     let cases = anydev_testing::cases::all();

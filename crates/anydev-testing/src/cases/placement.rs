@@ -10,12 +10,15 @@ use anydev_core::{capability::keys, DType, Device, Error};
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // `zeros` in a partner's scope fills on that partner.
         Case::new("placement::outputs_stay_on_the_input_device", outputs_stay)
             .op(OpCode::Binary(BinaryOp::Add))
+            .op(OpCode::Fill)
             .needs(Need::Devices(2))
             .all_devices(),
-        // The condition of `where` is a bool array on the partner device;
-        // partners that hold no bool are left out.
+        // The condition of `where` is a bool array on the partner device,
+        // written from the host so it needs no op there; partners that
+        // hold no bool are left out.
         Case::new("placement::mixed_devices_are_an_error", mixed_devices)
             .op(OpCode::Binary(BinaryOp::Add))
             .needs(Need::Devices(2))
@@ -85,7 +88,7 @@ fn mixed_devices(ctx: &CaseCtx) -> Result<(), Failure> {
         expect_mismatch(&format!("{} + {other}", ctx.device), x.add(&y), ctx.device, other)?;
         expect_mismatch(&format!("{other} * {}", ctx.device), y.multiply(&x), other, ctx.device)?;
         expect_mismatch("concat across devices", ad::concat(&[&x, &y], None), ctx.device, other)?;
-        let cond = ad::ones(&[2], (DType::Bool, other))?;
+        let cond = r::array(&[1.0, 1.0], &[2], DType::Bool, other)?;
         expect_mismatch("where across devices", ad::where_(&cond, &x, 0.0), other, ctx.device)?;
     }
     Ok(())

@@ -34,8 +34,10 @@ pub fn cases() -> Vec<Case> {
             .dtypes(&[DType::I32])
             .needs(Need::DType(DType::F32))
             .op(OpCode::Fill),
+        // Writing a scalar through indices fills it on the device first.
         Case::new("update::values_from_another_device_are_an_error", other_device)
             .dtypes(&[DType::F32])
+            .op(OpCode::Fill)
             // The index arrays of the scatter.
             .needs(Need::DType(DType::I64))
             .needs(Need::Devices(2))
