@@ -515,6 +515,13 @@ fn one(mut outputs: Vec<Array>) -> Array {
     outputs.swap_remove(0)
 }
 
+/// Calls `linalg::<name>`, an op of two outputs, and returns them.
+fn two(name: &str, inputs: &[&Array], attrs: &Attrs) -> Result<(Array, Array)> {
+    let mut out = call(name, inputs, attrs)?;
+    let second = out.pop().expect("two outputs");
+    Ok((out.pop().expect("two outputs"), second))
+}
+
 /// The Cholesky factor of each Hermitian (real: symmetric)
 /// positive-definite matrix: lower (`x = L Lᴴ`), or upper (`x = Uᴴ U`)
 /// with `upper`. Only the lower
@@ -563,9 +570,7 @@ pub fn det(x: &Array) -> Result<Array> {
 /// or 0) and the natural log of the absolute value (real) of each square
 /// matrix's determinant, which overflow neither.
 pub fn slogdet(x: &Array) -> Result<(Array, Array)> {
-    let mut out = call("slogdet", &[x], &Attrs::new())?;
-    let log = out.pop().expect("two outputs");
-    Ok((out.pop().expect("two outputs"), log))
+    two("slogdet", &[x], &Attrs::new())
 }
 
 /// The eigenvalues and eigenvectors (columns, of unit 2-norm) of each
@@ -574,9 +579,7 @@ pub fn slogdet(x: &Array) -> Result<(Array, Array)> {
 /// sorted; a real matrix's complex conjugate pairs are adjacent, the one
 /// of positive imaginary part first.
 pub fn eig(x: &Array) -> Result<(Array, Array)> {
-    let mut out = call("eig", &[x], &Attrs::new())?;
-    let vectors = out.pop().expect("two outputs");
-    Ok((out.pop().expect("two outputs"), vectors))
+    two("eig", &[x], &Attrs::new())
 }
 
 /// The eigenvalues of each square matrix: those of [`eig`], in its order.
@@ -587,9 +590,7 @@ pub fn eigvals(x: &Array) -> Result<Array> {
 /// The eigenvalues (ascending, real) and eigenvectors (columns) of each
 /// Hermitian (real: symmetric) matrix; only the lower triangle is read.
 pub fn eigh(x: &Array) -> Result<(Array, Array)> {
-    let mut out = call("eigh", &[x], &Attrs::new())?;
-    let vectors = out.pop().expect("two outputs");
-    Ok((out.pop().expect("two outputs"), vectors))
+    two("eigh", &[x], &Attrs::new())
 }
 
 /// The eigenvalues (ascending, real) of each Hermitian matrix.
@@ -614,9 +615,7 @@ pub fn svdvals(x: &Array) -> Result<Array> {
 /// `(Q, R)` with `x = Q R`, `Q` orthonormal (unitary) columns and `R` upper
 /// triangular; `Q` square with `complete`, else reduced.
 pub fn qr(x: &Array, complete: bool) -> Result<(Array, Array)> {
-    let mut out = call("qr", &[x], &flag("complete", complete))?;
-    let r = out.pop().expect("two outputs");
-    Ok((out.pop().expect("two outputs"), r))
+    two("qr", &[x], &flag("complete", complete))
 }
 
 /// The default relative cutoff of `pinv` and `matrix_rank`: the standard's

@@ -51,6 +51,10 @@ fn parts(v: &[C]) -> Vec<f64> {
     v.iter().flat_map(|z| [z.re, z.im]).collect()
 }
 
+fn ascending(what: &str, v: &[f64]) -> Result<(), Failure> {
+    check(v.windows(2).all(|w| w[0] <= w[1]), what, "ascending", format!("{v:?}"))
+}
+
 /// The `n x n` identity, complex.
 fn identity(n: usize) -> Vec<C> {
     (0..n * n).map(|ij| C::from(f64::from(ij % (n + 1) == 0))).collect()
@@ -73,6 +77,18 @@ fn near(what: &str, want: &[f64], got: &[f64], tol: f64) -> Result<(), Failure> 
     )
 }
 
+/// `cholesky(x)` where the device's kind has the kernels; where it has
+/// none, `None` once every other function has said so too.
+fn cholesky_where_kernels(dev: Device, x: &Array) -> Result<Option<Array>, Failure> {
+    let l = factorized(dev, ad::cholesky(x, false))?;
+    if l.is_none() {
+        for result in [ad::inv(x), ad::det(x), ad::svdvals(x), ad::eigvalsh(x), ad::eigvals(x)] {
+            factorized(dev, result)?;
+        }
+    }
+    Ok(l)
+}
+
 fn properties_hold(ctx: &CaseCtx) -> Result<(), Failure> {
     let (dtype, dev) = (ctx.dtype(), ctx.device);
     let tol = if dtype == DType::F32 { 1e-4 } else { 1e-10 };
@@ -80,17 +96,7 @@ fn properties_hold(ctx: &CaseCtx) -> Result<(), Failure> {
     let spd = [4.0, 2.0, 0.6, 2.0, 5.0, 1.0, 0.6, 1.0, 3.0];
     let general = [1.0, 2.0, 3.0, -1.0, 0.5, 4.0];
     let x = r::array(&spd, &[3, 3], dtype, dev)?;
-    let Some(l) = factorized(dev, ad::cholesky(&x, false))? else {
-        // No kernel for this kind: every other function says so too.
-        for result in [
-            ad::inv(&x),
-            ad::det(&x),
-            ad::svdvals(&x),
-            ad::eigvalsh(&x),
-            ad::eigvals(&x),
-        ] {
-            factorized(dev, result)?;
-        }
+    let Some(l) = cholesky_where_kernels(dev, &x)? else {
         return Ok(());
     };
     let l = l.to_f64_vec()?;
@@ -134,12 +140,7 @@ fn properties_hold(ctx: &CaseCtx) -> Result<(), Failure> {
     near("slogdet log of -x", &[det.ln()], &log.to_f64_vec()?, tol)?;
     let (values, vectors) = ad::eigh(&x)?;
     let (values, vectors) = (values.to_f64_vec()?, vectors.to_f64_vec()?);
-    check(
-        values.windows(2).all(|w| w[0] <= w[1]),
-        "eigh ascending",
-        "ascending",
-        format!("{values:?}"),
-    )?;
+    ascending("eigh's eigenvalues", &values)?;
     let scaled: Vec<f64> = (0..9).map(|ij| vectors[ij] * values[ij % 3]).collect();
     near("x V = V diag(λ)", &scaled, &mm(&spd, &vectors, 3, 3, 3), tol)?;
     let g = r::array(&general, &[3, 2], dtype, dev)?;
@@ -234,16 +235,7 @@ fn complex_properties_hold(ctx: &CaseCtx) -> Result<(), Failure> {
         c(-1.0, 1.0),
     ];
     let x = carr(&hpd, &[3, 3], dtype, dev)?;
-    let Some(l) = factorized(dev, ad::cholesky(&x, false))? else {
-        for result in [
-            ad::inv(&x),
-            ad::det(&x),
-            ad::svdvals(&x),
-            ad::eigvalsh(&x),
-            ad::eigvals(&x),
-        ] {
-            factorized(dev, result)?;
-        }
+    let Some(l) = cholesky_where_kernels(dev, &x)? else {
         return Ok(());
     };
     let l = values(&l)?;
@@ -287,12 +279,7 @@ fn complex_properties_hold(ctx: &CaseCtx) -> Result<(), Failure> {
     let (eigenvalues, vectors) = ad::eigh(&x)?;
     check_eq("eigh's eigenvalues are real", real, eigenvalues.dtype())?;
     let (eigenvalues, vectors) = (eigenvalues.to_f64_vec()?, values(&vectors)?);
-    check(
-        eigenvalues.windows(2).all(|w| w[0] <= w[1]),
-        "eigh ascending",
-        "ascending",
-        format!("{eigenvalues:?}"),
-    )?;
+    ascending("eigh's eigenvalues", &eigenvalues)?;
     let scaled: Vec<C> = (0..9).map(|ij| vectors[ij] * eigenvalues[ij % 3]).collect();
     near_c("x V = V diag(λ)", &scaled, &mm(&hpd, &vectors, 3, 3, 3))?;
     let g = carr(&general, &[3, 2], dtype, dev)?;
