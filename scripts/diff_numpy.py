@@ -877,6 +877,8 @@ def compare(case, got_dtype, got, device=""):
         return f"shape {list(got.shape)}, expected {list(want.shape)}"
     if got.size == 0:
         return None
+    if case.check == "eigvals":
+        got = match_eigenvalues(got, want)
     if want_dtype in COMPLEX:
         return compare_complex(case, want_dtype, got, want, device.startswith("wgpu:"))
     g, w = got.ravel(), want.ravel()
@@ -1224,6 +1226,60 @@ def factorizations(rng):
     yield Case("inv", [("i32", np.eye(3, dtype=np.int32))], None)
 
 
+def eigenvalues(rng):
+    """eigvals of normal matrices (perfectly conditioned eigenvalues, of
+    magnitude 1 to 3), real ones with conjugate pairs and complex ones,
+    against numpy.linalg.eigvals in any order (the standard leaves it
+    open); complex det, eigvalsh and svdvals."""
+    n = 4
+    for dtype in ("f32", "f64", "c64", "c128"):
+        complex_input = dtype in COMPLEX
+        eps = float(np.finfo(CARRIER[dtype]).eps)
+        for batch in ((), (3,)):
+            shape = batch + (n, n)
+            if complex_input:
+                q, _ = np.linalg.qr(rng.standard_normal(shape) + 1j * rng.standard_normal(shape))
+                lam = rng.uniform(1, 3, batch + (n,)) * np.exp(1j * rng.uniform(-np.pi, np.pi, batch + (n,)))
+                a = (q * lam[..., None, :]) @ np.conj(np.swapaxes(q, -1, -2))
+            else:
+                q, _ = np.linalg.qr(rng.standard_normal(shape))
+                # Rotation-scaling blocks [[x, -y], [y, x]]: eigenvalues x ± iy.
+                x, y = rng.uniform(1, 2, batch + (2,)), rng.uniform(0.5, 2, batch + (2,))
+                b = np.zeros(shape)
+                for k in range(2):
+                    b[..., 2 * k, 2 * k] = b[..., 2 * k + 1, 2 * k + 1] = x[..., k]
+                    b[..., 2 * k + 1, 2 * k], b[..., 2 * k, 2 * k + 1] = y[..., k], -y[..., k]
+                a = q @ b @ np.swapaxes(q, -1, -2)
+            a = a.astype(CARRIER[dtype])
+            v = a.astype(np.complex128)
+            out = dtype if complex_input else {"f32": "c64", "f64": "c128"}[dtype]
+            want = np.linalg.eigvals(v).astype(CARRIER[out])
+            yield Case("eigvals", [(dtype, a)], (out, want), tol=1e3 * eps, check="eigvals")
+            if complex_input:
+                yield Case("det", [(dtype, a)], (dtype, np.asarray(np.linalg.det(v)).astype(CARRIER[dtype])),
+                           tol=1e3 * eps)
+                real = COMPONENT[dtype]
+                hermitian = (v + np.conj(np.swapaxes(v, -1, -2))) / 2
+                for op, fn, m in (("eigvalsh", np.linalg.eigvalsh, hermitian), ("svdvals", np.linalg.svdvals, v)):
+                    want = fn(m)
+                    scale = max(1.0, float(np.max(np.abs(want))))
+                    yield Case(op, [(dtype, m.astype(CARRIER[dtype]))], (real, round_to(real, want)),
+                               tol=1e3 * eps * scale, check="abs")
+    yield Case("eigvals", [("f16", np.eye(2, dtype=np.float16))], None)
+    yield Case("eigvals", [("f32", np.ones((2, 3), np.float32))], None)
+
+
+def match_eigenvalues(got, want):
+    """`got` reordered so that each of `want` meets its nearest unused
+    value, matrix by matrix: the standard leaves eig's order open."""
+    out = np.empty_like(got)
+    for row in np.ndindex(want.shape[:-1]):
+        left = list(got[row])
+        for k, w in enumerate(want[row]):
+            out[row + (k,)] = left.pop(int(np.argmin([abs(g - w) for g in left])))
+    return out
+
+
 def sets(rng):
     """unique_all, isin, diff, take_along_axis and count_nonzero, with many
     repeats, both zeros and several NaNs."""
@@ -1348,6 +1404,7 @@ def generate(seed, quick):
         gens.append(huge(rng))
     # Last, so that the cases before them draw what they drew without them.
     gens.append(scatters(rng))
+    gens.append(eigenvalues(rng))
     for gen in gens:
         cases.extend(c for c in gen if c is not None)
     return cases

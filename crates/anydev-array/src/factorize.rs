@@ -1,25 +1,29 @@
 //! The `linalg` functions that need a matrix factorization: `cholesky`,
-//! `inv`, `solve`, `det`, `slogdet`, `eigh`, `eigvalsh`, `svd`, `svdvals`
-//! and `qr`, and what builds on them (`pinv`, `matrix_rank`, the spectral
-//! and nuclear norms, negative matrix powers).
+//! `inv`, `solve`, `det`, `slogdet`, `eig`, `eigvals`, `eigh`, `eigvalsh`,
+//! `svd`, `svdvals` and `qr`, and what builds on them (`pinv`,
+//! `matrix_rank`, the spectral and nuclear norms, negative matrix powers).
 //!
 //! Each factorization is an extension op (design section 11) named
 //! `linalg::<function>` whose `cpu` kernel is faer's, run over every matrix
 //! of the batch. Other device kinds have no kernel yet: a call there is
 //! `NoKernel` naming the op, the device and `cpu`, and runs nowhere else
 //! unless the caller opts in to the host fallback
-//! (`extension::set_host_fallback`). Real floating-point input only.
+//! (`extension::set_host_fallback`). Real and complex floating-point input
+//! (`f32`, `f64`, `c64`, `c128`); the narrow floats are refused, since
+//! faer does not factorize them.
 
 use crate::array::Array;
 use crate::extension::{self as ext, AttrKind, AttrValue, Attrs, HostFn, HostTensor, HostTensorMut, Kernel, OpDef};
 use anydev_core::extension::TensorMeta;
 use anydev_core::{DType, Error, Result};
 use faer::linalg::solvers::{DenseSolveCore, PartialPivLu, Solve};
-use faer::traits::RealField;
+use faer::traits::math_utils::{abs, conj, mul_real, real, recip};
+use faer::traits::{ComplexField, RealField};
 use faer::{Mat, MatRef, Side};
+use num_complex::Complex;
 use std::sync::{Arc, OnceLock};
 
-/// The element types faer factorizes here.
+/// The component types: `f32` and `f64`.
 trait Real: RealField + bytemuck::Pod {
     fn to_f64(self) -> f64;
     fn from_f64(v: f64) -> Self;
@@ -43,8 +47,41 @@ impl Real for f64 {
     }
 }
 
+/// The element types faer factorizes here: the real floats and the
+/// complex numbers made of them.
+trait Field: ComplexField<Real: Real> + bytemuck::Pod {
+    /// `x / |x|` (0 for 0): the sign of a real number, the point on the
+    /// unit circle of a complex one. Divided, not multiplied by the
+    /// reciprocal, so that a real sign is exactly 1 or -1.
+    fn unit(self) -> Self;
+}
+
+impl<T: Real> Field for T {
+    fn unit(self) -> Self {
+        if self == T::zero_impl() {
+            self
+        } else {
+            self / abs(&self)
+        }
+    }
+}
+
+impl<T: Real> Field for Complex<T>
+where
+    Complex<T>: ComplexField<Real = T>,
+{
+    fn unit(self) -> Self {
+        let magnitude = abs(&self);
+        if magnitude == T::zero_impl() {
+            self
+        } else {
+            self / magnitude
+        }
+    }
+}
+
 /// The matrices of a batched input, each `rows x cols`, row-major.
-fn matrices<'a, T: Real>(t: &'a HostTensor<'_>) -> Result<Vec<MatRef<'a, T>>> {
+fn matrices<'a, T: Field>(t: &'a HostTensor<'_>) -> Result<Vec<MatRef<'a, T>>> {
     let n = t.shape.len();
     let (rows, cols) = (t.shape[n - 2], t.shape[n - 1]);
     let data = t.as_slice::<T>()?;
@@ -55,28 +92,40 @@ fn matrices<'a, T: Real>(t: &'a HostTensor<'_>) -> Result<Vec<MatRef<'a, T>>> {
         .collect())
 }
 
-/// Writes `m` (or its transpose) row-major into `out`.
-fn write<T: Real>(out: &mut [T], m: MatRef<'_, T>, transpose: bool) {
-    let m = if transpose { m.transpose() } else { m };
-    let cols = m.ncols();
-    for i in 0..m.nrows() {
+/// Writes `m` (or its conjugate transpose) row-major into `out`.
+fn write<T: Field>(out: &mut [T], m: MatRef<'_, T>, adjoint: bool) {
+    let (rows, cols) = if adjoint {
+        (m.ncols(), m.nrows())
+    } else {
+        (m.nrows(), m.ncols())
+    };
+    for i in 0..rows {
         for j in 0..cols {
-            out[i * cols + j] = m[(i, j)];
+            out[i * cols + j] = if adjoint { conj(&m[(j, i)]) } else { m[(i, j)] };
         }
     }
 }
 
+/// Writes the real parts of the diagonal `d` into `out`: the eigenvalues
+/// of a Hermitian matrix and singular values, which faer keeps in the
+/// matrix's own (possibly complex) type.
+fn write_real<T: Field>(out: &mut [T::Real], d: faer::ColRef<'_, T>) {
+    for (i, v) in d.iter().enumerate() {
+        out[i] = real(v);
+    }
+}
+
 /// The LU factors of `a`, or an error when `a` is singular (a zero pivot).
-fn lu<T: Real>(op: &str, a: MatRef<'_, T>) -> Result<PartialPivLu<T>> {
+fn lu<T: Field>(op: &str, a: MatRef<'_, T>) -> Result<PartialPivLu<T>> {
     let lu = a.partial_piv_lu();
     let u = lu.U();
-    if (0..u.nrows()).any(|i| u[(i, i)].to_f64() == 0.0) {
+    if (0..u.nrows()).any(|i| u[(i, i)] == T::zero_impl()) {
         return Err(Error::invalid_argument(op, "the matrix is singular"));
     }
     Ok(lu)
 }
 
-fn cholesky_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
+fn cholesky_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
     let upper = attrs.bool("upper")?;
     let out = outs[0].as_mut_slice::<T>()?;
     for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
@@ -89,7 +138,7 @@ fn cholesky_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_
     Ok(())
 }
 
-fn inv_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+fn inv_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
     let out = outs[0].as_mut_slice::<T>()?;
     for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
         let n = a.nrows();
@@ -102,7 +151,7 @@ fn inv_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _
     Ok(())
 }
 
-fn solve_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+fn solve_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
     let out = outs[0].as_mut_slice::<T>()?;
     let (lhs, rhs) = (matrices::<T>(&ins[0])?, matrices::<T>(&ins[1])?);
     for (b, (a, y)) in lhs.into_iter().zip(rhs).enumerate() {
@@ -114,9 +163,10 @@ fn solve_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>],
 }
 
 /// Sign and log |det| from the LU factors, so that neither overflows: the
-/// signs of the pivots times the permutation's parity, and the sum of the
-/// pivots' log magnitudes.
-fn slogdet_of<T: Real>(a: MatRef<'_, T>) -> (f64, f64) {
+/// pivots' units times the permutation's parity, and the sum of the
+/// pivots' log magnitudes. The sign of a complex matrix is complex, of
+/// magnitude 1 (0 when singular).
+fn slogdet_of<T: Field>(a: MatRef<'_, T>) -> (T, f64) {
     let lu = a.partial_piv_lu();
     let u = lu.U();
     let (forward, _) = lu.P().arrays();
@@ -133,20 +183,18 @@ fn slogdet_of<T: Real>(a: MatRef<'_, T>) -> (f64, f64) {
             }
         }
     }
-    let mut sign = if (forward.len() - cycles) % 2 == 0 { 1.0 } else { -1.0 };
+    let one = T::one_impl();
+    let mut sign = if (forward.len() - cycles) % 2 == 0 { one } else { -one };
     let mut log = 0.0;
     for i in 0..u.nrows() {
-        let pivot = u[(i, i)].to_f64();
-        sign *= pivot.signum();
-        log += pivot.abs().ln();
-        if pivot == 0.0 {
-            sign = 0.0;
-        }
+        let pivot = u[(i, i)];
+        sign *= pivot.unit();
+        log += abs(&pivot).to_f64().ln();
     }
     (sign, log)
 }
 
-fn det_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+fn det_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
     let out = outs[0].as_mut_slice::<T>()?;
     for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
         out[b] = a.determinant();
@@ -154,41 +202,71 @@ fn det_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _
     Ok(())
 }
 
-fn slogdet_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+fn slogdet_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
     let (signs, logs) = outs.split_at_mut(1);
-    let (signs, logs) = (signs[0].as_mut_slice::<T>()?, logs[0].as_mut_slice::<T>()?);
+    let (signs, logs) = (signs[0].as_mut_slice::<T>()?, logs[0].as_mut_slice::<T::Real>()?);
     for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
         let (sign, log) = slogdet_of(a);
-        (signs[b], logs[b]) = (T::from_f64(sign), T::from_f64(log));
+        (signs[b], logs[b]) = (sign, T::Real::from_f64(log));
     }
     Ok(())
 }
 
-fn eigh_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
+fn eigh_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
     let (values, vectors) = outs.split_at_mut(1);
-    let (values, vectors) = (values[0].as_mut_slice::<T>()?, vectors[0].as_mut_slice::<T>()?);
+    let (values, vectors) = (values[0].as_mut_slice::<T::Real>()?, vectors[0].as_mut_slice::<T>()?);
     for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
         let n = a.nrows();
         let evd = a
             .self_adjoint_eigen(Side::Lower)
             .map_err(|_| Error::invalid_argument("eigh", "the eigendecomposition did not converge"))?;
-        let s = evd.S().column_vector();
-        for i in 0..n {
-            values[b * n + i] = s[i];
-        }
+        write_real(&mut values[b * n..(b + 1) * n], evd.S().column_vector());
         write(&mut vectors[b * n * n..(b + 1) * n * n], evd.U(), false);
     }
     Ok(())
 }
 
-fn svd_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
+/// The eigenvalues and eigenvectors of a general matrix, complex even for
+/// real input; each eigenvector scaled to unit 2-norm, as LAPACK's `geev`
+/// (and so NumPy) returns them.
+fn eig_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()>
+where
+    Complex<T::Real>: Field<Real = T::Real>,
+{
+    let (values, vectors) = outs.split_at_mut(1);
+    let values = values[0].as_mut_slice::<Complex<T::Real>>()?;
+    let vectors = vectors[0].as_mut_slice::<Complex<T::Real>>()?;
+    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
+        let n = a.nrows();
+        let evd = a
+            .eigen()
+            .map_err(|_| Error::invalid_argument("eig", "the eigendecomposition did not converge"))?;
+        for (i, v) in evd.S().column_vector().iter().enumerate() {
+            values[b * n + i] = *v;
+        }
+        let mut u = evd.U().to_owned();
+        for j in 0..n {
+            let norm = u.col(j).norm_l2();
+            if norm != T::Real::zero_impl() {
+                let scale = recip(&norm);
+                for i in 0..n {
+                    u[(i, j)] = mul_real(&u[(i, j)], &scale);
+                }
+            }
+        }
+        write(&mut vectors[b * n * n..(b + 1) * n * n], u.as_ref(), false);
+    }
+    Ok(())
+}
+
+fn svd_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
     let full = attrs.bool("full_matrices")?;
     let [u_out, s_out, vh_out] = outs else {
         return Err(Error::invalid_argument("svd", "three outputs expected"));
     };
     let (u_out, s_out, vh_out) = (
         u_out.as_mut_slice::<T>()?,
-        s_out.as_mut_slice::<T>()?,
+        s_out.as_mut_slice::<T::Real>()?,
         vh_out.as_mut_slice::<T>()?,
     );
     for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
@@ -196,9 +274,7 @@ fn svd_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], a
         let d = decomposition.map_err(|_| Error::invalid_argument("svd", "the decomposition did not converge"))?;
         let (u, s, v) = (d.U(), d.S().column_vector(), d.V());
         let k = s.nrows();
-        for i in 0..k {
-            s_out[b * k + i] = s[i];
-        }
+        write_real(&mut s_out[b * k..(b + 1) * k], s);
         let (us, vs) = (u.nrows() * u.ncols(), v.nrows() * v.ncols());
         write(&mut u_out[b * us..(b + 1) * us], u, false);
         write(&mut vh_out[b * vs..(b + 1) * vs], v, true);
@@ -206,7 +282,7 @@ fn svd_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], a
     Ok(())
 }
 
-fn qr_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
+fn qr_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
     let complete = attrs.bool("complete")?;
     let (q_out, r_out) = outs.split_at_mut(1);
     let (q_out, r_out) = (q_out[0].as_mut_slice::<T>()?, r_out[0].as_mut_slice::<T>()?);
@@ -224,12 +300,15 @@ fn qr_kernel<T: Real>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], at
     Ok(())
 }
 
-/// A host kernel running `f32` or `f64` instantiations of a kernel.
+/// A host kernel running the instantiation of a kernel for the input's
+/// dtype (the shape rule admits only these four).
 macro_rules! host {
     ($kernel:ident) => {{
         let f: Arc<HostFn> = Arc::new(|ins, outs, attrs| match ins[0].dtype {
             DType::F32 => $kernel::<f32>(ins, outs, attrs),
-            _ => $kernel::<f64>(ins, outs, attrs),
+            DType::F64 => $kernel::<f64>(ins, outs, attrs),
+            DType::C64 => $kernel::<Complex<f32>>(ins, outs, attrs),
+            _ => $kernel::<Complex<f64>>(ins, outs, attrs),
         });
         Kernel::Host(f)
     }};
@@ -238,16 +317,39 @@ macro_rules! host {
 /// The output shapes of an op from its input's `(batch, rows, cols)`.
 type Outputs = fn(&[usize], usize, usize, &Attrs) -> Result<Vec<Vec<usize>>>;
 
-/// Checks that the first input is a stack of real floating-point
-/// (square, where asked) matrices and applies `outputs`.
-fn rule(name: &'static str, square: bool, outputs: Outputs) -> Arc<ext::ShapeRule> {
+/// The dtype of an output, from the input's.
+#[derive(Clone, Copy)]
+enum Out {
+    /// The input's dtype.
+    Same,
+    /// The input's component dtype: eigenvalues of Hermitian matrices,
+    /// singular values, log-determinants.
+    Real,
+    /// The complex dtype of the input's components: general eigenvalues
+    /// and eigenvectors.
+    Complex,
+}
+
+impl Out {
+    fn of(self, input: DType) -> DType {
+        match self {
+            Out::Same => input,
+            Out::Real => input.real_dtype(),
+            Out::Complex => input.complex_dtype().unwrap_or(input),
+        }
+    }
+}
+
+/// Checks that the first input is a stack of floating-point (square,
+/// where asked) matrices and applies `outputs`, one dtype of `dtypes` each.
+fn rule(name: &'static str, square: bool, dtypes: &'static [Out], outputs: Outputs) -> Arc<ext::ShapeRule> {
     Arc::new(move |inputs: &[TensorMeta], attrs: &Attrs| {
         let x = &inputs[0];
-        if !matches!(x.dtype, DType::F32 | DType::F64) {
+        if !matches!(x.dtype, DType::F32 | DType::F64 | DType::C64 | DType::C128) {
             return Err(Error::InvalidDType {
                 op: name.into(),
                 dtype: x.dtype,
-                reason: "a real floating-point array (f32 or f64) is required".into(),
+                reason: "a real or complex floating-point array (f32, f64, c64 or c128) is required".into(),
             });
         }
         let n = x.shape.len();
@@ -264,7 +366,11 @@ fn rule(name: &'static str, square: bool, outputs: Outputs) -> Arc<ext::ShapeRul
         let (batch, rows, cols) = (&x.shape[..n - 2], x.shape[n - 2], x.shape[n - 1]);
         Ok(outputs(batch, rows, cols, attrs)?
             .into_iter()
-            .map(|shape| TensorMeta { dtype: x.dtype, shape })
+            .zip(dtypes)
+            .map(|(shape, out)| TensorMeta {
+                dtype: out.of(x.dtype),
+                shape,
+            })
             .collect())
     })
 }
@@ -289,19 +395,19 @@ pub(crate) fn defined() -> Result<()> {
     DEFINED
         .get_or_init(|| {
             let flag = |name: &str| vec![(name.to_owned(), AttrKind::Bool)];
-            let ops: [OpRow; 8] = [
+            let ops: [OpRow; 9] = [
                 (
                     "cholesky",
                     1,
                     flag("upper"),
-                    rule("cholesky", true, |b, n, _, _| Ok(vec![with(b, &[n, n])])),
+                    rule("cholesky", true, &[Out::Same], |b, n, _, _| Ok(vec![with(b, &[n, n])])),
                     host!(cholesky_kernel),
                 ),
                 (
                     "inv",
                     1,
                     vec![],
-                    rule("inv", true, |b, n, _, _| Ok(vec![with(b, &[n, n])])),
+                    rule("inv", true, &[Out::Same], |b, n, _, _| Ok(vec![with(b, &[n, n])])),
                     host!(inv_kernel),
                 ),
                 ("solve", 2, vec![], Arc::new(solve_rule), host!(solve_kernel)),
@@ -309,28 +415,41 @@ pub(crate) fn defined() -> Result<()> {
                     "slogdet",
                     1,
                     vec![],
-                    rule("slogdet", true, |b, _, _, _| Ok(vec![b.to_vec(), b.to_vec()])),
+                    rule("slogdet", true, &[Out::Same, Out::Real], |b, _, _, _| {
+                        Ok(vec![b.to_vec(), b.to_vec()])
+                    }),
                     host!(slogdet_kernel),
                 ),
                 (
                     "det",
                     1,
                     vec![],
-                    rule("det", true, |b, _, _, _| Ok(vec![b.to_vec()])),
+                    rule("det", true, &[Out::Same], |b, _, _, _| Ok(vec![b.to_vec()])),
                     host!(det_kernel),
                 ),
                 (
                     "eigh",
                     1,
                     vec![],
-                    rule("eigh", true, |b, n, _, _| Ok(vec![with(b, &[n]), with(b, &[n, n])])),
+                    rule("eigh", true, &[Out::Real, Out::Same], |b, n, _, _| {
+                        Ok(vec![with(b, &[n]), with(b, &[n, n])])
+                    }),
                     host!(eigh_kernel),
+                ),
+                (
+                    "eig",
+                    1,
+                    vec![],
+                    rule("eig", true, &[Out::Complex, Out::Complex], |b, n, _, _| {
+                        Ok(vec![with(b, &[n]), with(b, &[n, n])])
+                    }),
+                    host!(eig_kernel),
                 ),
                 (
                     "svd",
                     1,
                     flag("full_matrices"),
-                    rule("svd", false, |b, m, n, attrs| {
+                    rule("svd", false, &[Out::Same, Out::Real, Out::Same], |b, m, n, attrs| {
                         let k = m.min(n);
                         let (u, v) = if attrs.bool("full_matrices")? { (m, n) } else { (k, k) };
                         Ok(vec![with(b, &[m, u]), with(b, &[k]), with(b, &[v, n])])
@@ -341,7 +460,7 @@ pub(crate) fn defined() -> Result<()> {
                     "qr",
                     1,
                     flag("complete"),
-                    rule("qr", false, |b, m, n, attrs| {
+                    rule("qr", false, &[Out::Same, Out::Same], |b, m, n, attrs| {
                         let k = if attrs.bool("complete")? { m } else { m.min(n) };
                         Ok(vec![with(b, &[m, k]), with(b, &[k, n])])
                     }),
@@ -369,7 +488,7 @@ pub(crate) fn defined() -> Result<()> {
 /// same batch (the array layer broadcasts and shapes them first).
 fn solve_rule(inputs: &[TensorMeta], attrs: &Attrs) -> Result<Vec<TensorMeta>> {
     // x1 alone: a stack of square real matrices.
-    rule("solve", true, |b, n, _, _| Ok(vec![with(b, &[n, n])]))(&inputs[..1], attrs)?;
+    rule("solve", true, &[Out::Same], |b, n, _, _| Ok(vec![with(b, &[n, n])]))(&inputs[..1], attrs)?;
     let (a, y) = (&inputs[0], &inputs[1]);
     let n = a.shape.len();
     if y.dtype != a.dtype || y.shape.len() != n || y.shape[..n - 1] != a.shape[..n - 1] {
@@ -396,8 +515,16 @@ fn one(mut outputs: Vec<Array>) -> Array {
     outputs.swap_remove(0)
 }
 
-/// The Cholesky factor of each symmetric positive-definite matrix: lower
-/// (`x = L Lᵀ`), or upper (`x = Uᵀ U`) with `upper`. Only the lower
+/// Calls `linalg::<name>`, an op of two outputs, and returns them.
+fn two(name: &str, inputs: &[&Array], attrs: &Attrs) -> Result<(Array, Array)> {
+    let mut out = call(name, inputs, attrs)?;
+    let second = out.pop().expect("two outputs");
+    Ok((out.pop().expect("two outputs"), second))
+}
+
+/// The Cholesky factor of each Hermitian (real: symmetric)
+/// positive-definite matrix: lower (`x = L Lᴴ`), or upper (`x = Uᴴ U`)
+/// with `upper`. Only the lower
 /// triangle of `x` is read.
 pub fn cholesky(x: &Array, upper: bool) -> Result<Array> {
     call("cholesky", &[x], &flag("upper", upper)).map(one)
@@ -439,29 +566,40 @@ pub fn det(x: &Array) -> Result<Array> {
     call("det", &[x], &Attrs::new()).map(one)
 }
 
-/// The sign (-1, 0 or 1) and the natural log of the absolute value of
-/// each square matrix's determinant, which overflow neither.
+/// The sign (-1, 0 or 1; for complex input a complex number of magnitude 1,
+/// or 0) and the natural log of the absolute value (real) of each square
+/// matrix's determinant, which overflow neither.
 pub fn slogdet(x: &Array) -> Result<(Array, Array)> {
-    let mut out = call("slogdet", &[x], &Attrs::new())?;
-    let log = out.pop().expect("two outputs");
-    Ok((out.pop().expect("two outputs"), log))
+    two("slogdet", &[x], &Attrs::new())
 }
 
-/// The eigenvalues (ascending) and eigenvectors (columns) of each
-/// symmetric matrix; only the lower triangle is read.
+/// The eigenvalues and eigenvectors (columns, of unit 2-norm) of each
+/// square matrix, complex (`c64` for `f32` input, `c128` for `f64`).
+/// The eigenvalues come in the order the Schur form yields them, not
+/// sorted; a real matrix's complex conjugate pairs are adjacent, the one
+/// of positive imaginary part first.
+pub fn eig(x: &Array) -> Result<(Array, Array)> {
+    two("eig", &[x], &Attrs::new())
+}
+
+/// The eigenvalues of each square matrix: those of [`eig`], in its order.
+pub fn eigvals(x: &Array) -> Result<Array> {
+    Ok(eig(x)?.0)
+}
+
+/// The eigenvalues (ascending, real) and eigenvectors (columns) of each
+/// Hermitian (real: symmetric) matrix; only the lower triangle is read.
 pub fn eigh(x: &Array) -> Result<(Array, Array)> {
-    let mut out = call("eigh", &[x], &Attrs::new())?;
-    let vectors = out.pop().expect("two outputs");
-    Ok((out.pop().expect("two outputs"), vectors))
+    two("eigh", &[x], &Attrs::new())
 }
 
-/// The eigenvalues (ascending) of each symmetric matrix.
+/// The eigenvalues (ascending, real) of each Hermitian matrix.
 pub fn eigvalsh(x: &Array) -> Result<Array> {
     Ok(eigh(x)?.0)
 }
 
 /// `(U, S, Vh)` with `x = U diag(S) Vh` for each matrix, singular values
-/// descending; `U` and `Vh` are square with `full_matrices`, else reduced.
+/// real and descending; `U` and `Vh` are square with `full_matrices`, else reduced.
 pub fn svd(x: &Array, full_matrices: bool) -> Result<(Array, Array, Array)> {
     let mut out = call("svd", &[x], &flag("full_matrices", full_matrices))?;
     let vh = out.pop().expect("three outputs");
@@ -469,17 +607,15 @@ pub fn svd(x: &Array, full_matrices: bool) -> Result<(Array, Array, Array)> {
     Ok((out.pop().expect("three outputs"), s, vh))
 }
 
-/// The singular values of each matrix, descending.
+/// The singular values of each matrix, real and descending.
 pub fn svdvals(x: &Array) -> Result<Array> {
     Ok(svd(x, false)?.1)
 }
 
-/// `(Q, R)` with `x = Q R`, `Q` orthonormal columns and `R` upper
+/// `(Q, R)` with `x = Q R`, `Q` orthonormal (unitary) columns and `R` upper
 /// triangular; `Q` square with `complete`, else reduced.
 pub fn qr(x: &Array, complete: bool) -> Result<(Array, Array)> {
-    let mut out = call("qr", &[x], &flag("complete", complete))?;
-    let r = out.pop().expect("two outputs");
-    Ok((out.pop().expect("two outputs"), r))
+    two("qr", &[x], &flag("complete", complete))
 }
 
 /// The default relative cutoff of `pinv` and `matrix_rank`: the standard's
@@ -487,7 +623,7 @@ pub fn qr(x: &Array, complete: bool) -> Result<(Array, Array)> {
 fn default_rtol(x: &Array) -> f64 {
     let n = x.ndim();
     let size = x.shape()[n - 2].max(x.shape()[n - 1]) as f64;
-    let eps = if x.dtype() == DType::F32 {
+    let eps = if x.dtype().real_dtype() == DType::F32 {
         f32::EPSILON as f64
     } else {
         f64::EPSILON
@@ -501,9 +637,9 @@ fn significant(s: &Array, rtol: f64) -> Result<Array> {
     s.greater(&cutoff)
 }
 
-/// The Moore-Penrose pseudo-inverse of each matrix, from its SVD: singular
-/// values at or below `rtol` times the largest (default `max(M, N) * eps`)
-/// count as zero.
+/// The Moore-Penrose pseudo-inverse of each matrix, `V diag(1/S) Uᴴ` from
+/// its SVD: singular values at or below `rtol` times the largest (default
+/// `max(M, N) * eps`) count as zero.
 pub fn pinv(x: &Array, rtol: Option<f64>) -> Result<Array> {
     if x.ndim() < 2 {
         return Err(Error::invalid_argument(
@@ -514,9 +650,10 @@ pub fn pinv(x: &Array, rtol: Option<f64>) -> Result<Array> {
     let (u, s, vh) = svd(x, false)?;
     let rtol = rtol.unwrap_or_else(|| default_rtol(x));
     let inverted = crate::where_(&significant(&s, rtol)?, &s.reciprocal()?, 0.0)?;
-    vh.matrix_transpose()?
+    vh.conj()?
+        .matrix_transpose()?
         .multiply(&inverted.expand_dims(-2)?)?
-        .matmul(&u.matrix_transpose()?)
+        .matmul(&u.conj()?.matrix_transpose()?)
 }
 
 /// The rank of each matrix: how many singular values exceed `rtol` times

@@ -70,7 +70,9 @@ pub use defaults::{default_dtypes, DefaultDTypes};
 pub use dispatch::{Arg, IntoArg};
 pub use element::Element;
 pub use elementwise::*;
-pub use factorize::{cholesky, det, eigh, eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals};
+pub use factorize::{
+    cholesky, det, eig, eigh, eigvals, eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals,
+};
 pub use format::{EDGE_ITEMS, SUMMARY_THRESHOLD};
 pub use linalg::{matmul, tensordot, vecdot, TensordotAxes};
 pub use linalg_ext::{cross, diagonal, matrix_norm, matrix_power, outer, trace, vector_norm, NormOrd};

@@ -23,16 +23,16 @@ pub enum NormOrd {
     Nuc,
 }
 
-/// Fails unless `x` is a floating-point array (the standard's norms take
-/// real floating-point input).
-fn real_float(op: &str, x: &Array) -> Result<()> {
-    if x.dtype().is_float() {
+/// Fails unless `x` is a real or complex floating-point array (the
+/// standard's norms take both and return the real component dtype).
+fn inexact(op: &str, x: &Array) -> Result<()> {
+    if x.dtype().is_inexact() {
         return Ok(());
     }
     Err(Error::InvalidDType {
         op: op.into(),
         dtype: x.dtype(),
-        reason: "a floating-point array is required; astype first".into(),
+        reason: "a real or complex floating-point array is required; astype first".into(),
     })
 }
 
@@ -116,16 +116,17 @@ pub fn cross(x1: &Array, x2: &Array, axis: isize) -> Result<Array> {
 
 /// The vector `ord`-norm over `axes` (all axes for [`crate::ALL`]):
 /// `max |x|` for +inf, `min |x|` for -inf, the count of non-zeros for 0,
-/// `(sum |x|^p)^(1/p)` otherwise. Real floating-point input only.
+/// `(sum |x|^p)^(1/p)` otherwise. Real or complex floating-point input;
+/// the result has the real component dtype.
 pub fn vector_norm(x: &Array, axes: impl Into<Axes>, keepdims: bool, ord: f64) -> Result<Array> {
-    real_float("vector_norm", x)?;
+    inexact("vector_norm", x)?;
     let (axes, magnitude) = (axes.into(), x.abs()?);
     if ord == f64::INFINITY {
         crate::max(&magnitude, axes, keepdims)
     } else if ord == f64::NEG_INFINITY {
         crate::min(&magnitude, axes, keepdims)
     } else if ord == 0.0 {
-        crate::count_nonzero(x, axes, keepdims)?.astype(x.dtype())
+        crate::count_nonzero(x, axes, keepdims)?.astype(x.dtype().real_dtype())
     } else if ord == 1.0 {
         crate::sum(&magnitude, axes, keepdims)
     } else if ord == 2.0 {
@@ -143,7 +144,7 @@ pub fn vector_norm(x: &Array, axes: impl Into<Axes>, keepdims: bool, ord: f64) -
 /// nuclear norm from the singular values.
 pub fn matrix_norm(x: &Array, keepdims: bool, ord: NormOrd) -> Result<Array> {
     let op = "matrix_norm";
-    real_float(op, x)?;
+    inexact(op, x)?;
     matrices(op, x)?;
     let last_two = Axes::from(vec![-2, -1]);
     let magnitude = x.abs()?;

@@ -106,8 +106,8 @@ fn binary(name: &str) -> Option<Binary> {
 const ONE_ARRAY: &[&str] = &[
     "astype", "sum", "prod", "min", "max", "mean", "all", "any", "logsumexp", "var", "std", "argmin", "argmax",
     "cumulative_sum", "cumulative_prod", "sort", "argsort", "slice", "repeat", "clip", "roll", "flip",
-    "count_nonzero", "diff", "fftshift", "ifftshift", "det", "inv", "cholesky", "eigvalsh", "svdvals", "pinv",
-    "matrix_rank", "slogdet.sign", "slogdet.logabsdet", "diagonal", "trace", "vector_norm", "matrix_norm", "matrix_power", "unique_all.values", "unique_all.indices", "unique_all.inverse_indices",
+    "count_nonzero", "diff", "fftshift", "ifftshift", "det", "inv", "cholesky", "eigvals", "eigvalsh", "svdvals",
+    "pinv", "matrix_rank", "slogdet.sign", "slogdet.logabsdet", "diagonal", "trace", "vector_norm", "matrix_norm", "matrix_power", "unique_all.values", "unique_all.indices", "unique_all.inverse_indices",
     "unique_all.counts",
 ];
 
@@ -241,6 +241,7 @@ fn call(op: &str, args: &[Array], kw: &Kwargs, device: Device) -> Result<ad::Res
                 "det" => ad::det(x),
                 "inv" => ad::inv(x),
                 "cholesky" => ad::cholesky(x, false),
+                "eigvals" => ad::eigvals(x),
                 "eigvalsh" => ad::eigvalsh(x),
                 "svdvals" => ad::svdvals(x),
                 "pinv" => ad::pinv(x, None),

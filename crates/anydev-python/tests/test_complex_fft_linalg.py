@@ -130,3 +130,95 @@ def test_linalg_factorizations_match_numpy(device, dtype):
     assert int(xp.linalg.matrix_rank(x[0])) == 4
     with pytest.raises(ValueError):
         xp.linalg.qr(x, mode="economic")
+
+
+def sorted_eigenvalues(w):
+    """Eigenvalues in one canonical order (rounded real part, then
+    imaginary part): the standard leaves eig's order open."""
+    w = np.asarray(w)
+    key = np.round(w.real, 6) + 0.0
+    return np.take_along_axis(w, np.lexsort((w.imag, key), axis=-1), axis=-1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_eig_matches_numpy(device, dtype):
+    needs_dtype(device, getattr(xp, dtype))
+    rng = np.random.default_rng(7)
+    if dtype.startswith("complex"):
+        a = complex_sample(dtype, (3, 4, 4), seed=7)
+    else:
+        a = rng.standard_normal((3, 4, 4)).astype(dtype)
+    x = xp.asarray(a, device=device)
+    w, v = run_or_skip(xp.linalg.eig, x)
+    complex_dtype = {"float32": xp.complex64, "float64": xp.complex128}.get(dtype, getattr(xp, dtype))
+    assert w.dtype == complex_dtype and v.dtype == complex_dtype
+    assert w.shape == (3, 4) and v.shape == (3, 4, 4)
+    assert w.device == device and v.device == device
+    tol = 1e-3 if dtype in ("float32", "complex64") else 1e-9
+    w, v = host(w), host(v)
+    # Each pair: a v = λ v, with v of unit norm.
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], rtol=tol, atol=tol)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1.0, rtol=tol)
+    want = np.linalg.eigvals(a.astype(np.complex128))
+    np.testing.assert_allclose(sorted_eigenvalues(w), sorted_eigenvalues(want), rtol=tol, atol=tol)
+    values = xp.linalg.eigvals(x)
+    assert values.dtype == complex_dtype
+    np.testing.assert_array_equal(host(values), w)
+    assert isinstance(xp.linalg.eig(x), xp.linalg.EigResult)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_factorizations_match_numpy(device, dtype):
+    needs_dtype(device, getattr(xp, dtype))
+    m = complex_sample(dtype, (2, 4, 4), seed=3)
+    hpd = (m @ np.conj(np.swapaxes(m, -1, -2)) + 4 * np.eye(4)).astype(dtype)
+    x = xp.asarray(hpd, device=device)
+    real = "float32" if dtype == "complex64" else "float64"
+    tol = 1e-3 if dtype == "complex64" else 1e-9
+    chol = run_or_skip(xp.linalg.cholesky, x)
+    np.testing.assert_allclose(host(chol), np.linalg.cholesky(hpd), rtol=tol, atol=tol)
+    upper = host(xp.linalg.cholesky(x, upper=True))
+    np.testing.assert_allclose(np.conj(np.swapaxes(upper, -1, -2)) @ upper, hpd, rtol=tol, atol=tol)
+    np.testing.assert_allclose(host(xp.linalg.inv(x)), np.linalg.inv(hpd), rtol=tol, atol=tol)
+    g = complex_sample(dtype, (2, 4, 4), seed=4)
+    y = xp.asarray(g, device=device)
+    np.testing.assert_allclose(host(xp.linalg.det(y)), np.linalg.det(g), rtol=tol)
+    sign, logabsdet = xp.linalg.slogdet(y)
+    want_sign, want_log = np.linalg.slogdet(g)
+    assert sign.dtype == getattr(xp, dtype) and logabsdet.dtype == getattr(xp, real)
+    np.testing.assert_allclose(host(sign), want_sign, rtol=tol, atol=tol)
+    np.testing.assert_allclose(host(logabsdet), want_log, rtol=tol)
+    w, v = xp.linalg.eigh(x)
+    assert w.dtype == getattr(xp, real)
+    np.testing.assert_allclose(host(w), np.linalg.eigvalsh(hpd), rtol=tol, atol=tol)
+    np.testing.assert_allclose(hpd @ host(v), host(v) * host(w)[..., None, :], rtol=tol, atol=tol)
+    assert xp.linalg.eigvalsh(x).dtype == getattr(xp, real)
+    tall = complex_sample(dtype, (2, 5, 3), seed=6)
+    t = xp.asarray(tall, device=device)
+    s = xp.linalg.svdvals(t)
+    assert s.dtype == getattr(xp, real)
+    np.testing.assert_allclose(host(s), np.linalg.svd(tall, compute_uv=False), rtol=tol, atol=tol)
+    u, s, vh = xp.linalg.svd(t, full_matrices=False)
+    np.testing.assert_allclose(host(u) * host(s)[..., None, :] @ host(vh), tall, rtol=tol, atol=tol)
+    q, r = xp.linalg.qr(t)
+    np.testing.assert_allclose(host(q) @ host(r), tall, rtol=tol, atol=tol)
+    np.testing.assert_allclose(host(xp.linalg.pinv(t)), np.linalg.pinv(tall), rtol=tol, atol=tol)
+    np.testing.assert_array_equal(host(xp.linalg.matrix_rank(t)), [3, 3])
+    b = complex_sample(dtype, (2, 4, 2), seed=8)
+    np.testing.assert_allclose(
+        host(xp.linalg.solve(y, xp.asarray(b, device=device))), np.linalg.solve(g, b), rtol=tol, atol=tol
+    )
+    for ord in ("fro", "nuc", 2):
+        norm = xp.linalg.matrix_norm(t, ord=ord)
+        assert norm.dtype == getattr(xp, real)
+        np.testing.assert_allclose(host(norm), np.linalg.norm(tall, ord=ord, axis=(-2, -1)), rtol=tol)
+    norm = xp.linalg.vector_norm(y, axis=-1)
+    assert norm.dtype == getattr(xp, real)
+    np.testing.assert_allclose(host(norm), np.linalg.norm(g, axis=-1), rtol=tol)
+
+
+def test_factorizations_refuse_float16(device):
+    needs_dtype(device, xp.float16)
+    x = xp.asarray(np.eye(3, dtype="float16"), device=device)
+    with pytest.raises(TypeError):
+        xp.linalg.eig(x)

@@ -1,11 +1,13 @@
 """The standard's ``linalg`` extension.
 
-``cholesky``, ``det``, ``eigh``, ``eigvalsh``, ``inv``, ``matrix_rank``,
-``pinv``, ``qr``, ``slogdet``, ``solve``, ``svd`` and ``svdvals`` are
-extension ops whose kernels exist for ``cpu``; on another device they raise
-an error naming the device and the kinds that have a kernel (nothing is
-moved to the host behind your back). Real floating-point input only, and
-``eig``/``eigvals`` (complex results of real input) are not there yet.
+``cholesky``, ``det``, ``eig``, ``eigh``, ``eigvals``, ``eigvalsh``, ``inv``,
+``matrix_rank``, ``pinv``, ``qr``, ``slogdet``, ``solve``, ``svd`` and
+``svdvals`` are extension ops whose kernels exist for ``cpu``; on another
+device they raise an error naming the device and the kinds that have a
+kernel (nothing is moved to the host behind your back). They take real and
+complex floating-point input (float32, float64, complex64, complex128).
+``eig`` and ``eigvals`` return complex results even for real input, the
+eigenvalues unsorted (see docs/semantics.md).
 The main namespace's ``matmul``, ``matrix_transpose``, ``tensordot`` and
 ``vecdot`` are re-exported.
 """
@@ -19,6 +21,7 @@ cholesky = _native.cholesky
 cross = _native.cross
 det = _native.det
 diagonal = _native.diagonal
+eigvals = _native.eigvals
 eigvalsh = _native.eigvalsh
 inv = _native.inv
 matrix_norm = _native.matrix_norm
@@ -30,6 +33,11 @@ solve = _native.solve
 svdvals = _native.svdvals
 trace = _native.trace
 vector_norm = _native.vector_norm
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class EighResult(NamedTuple):
@@ -53,6 +61,10 @@ class SVDResult(NamedTuple):
     Vh: Array
 
 
+def eig(x, /):
+    return EigResult(*_native.eig(x))
+
+
 def eigh(x, /):
     return EighResult(*_native.eigh(x))
 
@@ -70,7 +82,7 @@ def svd(x, /, *, full_matrices=True):
 
 
 __all__ = [
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
-    "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
-    "trace", "vecdot", "vector_norm",
+    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+    "tensordot", "trace", "vecdot", "vector_norm",
 ]

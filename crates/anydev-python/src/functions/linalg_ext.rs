@@ -114,9 +114,11 @@ fn pair((a, b): (anydev::Array, anydev::Array)) -> (PyArray, PyArray) {
 one_input! {
     inv => |x| anydev::inv(&x).map(PyArray::from);
     det => |x| anydev::det(&x).map(PyArray::from);
+    eigvals => |x| anydev::eigvals(&x).map(PyArray::from);
     eigvalsh => |x| anydev::eigvalsh(&x).map(PyArray::from);
     svdvals => |x| anydev::svdvals(&x).map(PyArray::from);
     slogdet => |x| anydev::slogdet(&x).map(pair);
+    eig => |x| anydev::eig(&x).map(pair);
     eigh => |x| anydev::eigh(&x).map(pair);
 }
 
@@ -180,6 +182,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(solve, &linalg)?,
         wrap_pyfunction!(det, &linalg)?,
         wrap_pyfunction!(slogdet, &linalg)?,
+        wrap_pyfunction!(eig, &linalg)?,
+        wrap_pyfunction!(eigvals, &linalg)?,
         wrap_pyfunction!(eigh, &linalg)?,
         wrap_pyfunction!(eigvalsh, &linalg)?,
         wrap_pyfunction!(svd, &linalg)?,

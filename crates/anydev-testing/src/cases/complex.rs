@@ -27,7 +27,7 @@ fn tol(dtype: DType) -> f64 {
 }
 
 /// `values` as an array of complex `dtype` on `device`.
-fn carr(values: &[C], shape: &[usize], dtype: DType, device: Device) -> Result<Array, Failure> {
+pub(crate) fn carr(values: &[C], shape: &[usize], dtype: DType, device: Device) -> Result<Array, Failure> {
     Ok(match dtype {
         DType::C64 => Array::from_vec(
             values

@@ -36,7 +36,7 @@ pub fn cases() -> Vec<Case> {
 }
 
 /// The elements of a complex array as `(re, im)` pairs in f64.
-fn complex_values(a: &Array) -> Result<Vec<Complex64>, Failure> {
+pub(crate) fn complex_values(a: &Array) -> Result<Vec<Complex64>, Failure> {
     Ok(match a.dtype() {
         DType::C64 => a
             .to_vec::<Complex32>()?

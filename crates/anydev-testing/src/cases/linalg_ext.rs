@@ -5,14 +5,16 @@
 
 use crate::case::Need;
 use crate::case::{check_eq, expect_err, Case, CaseCtx, Failure};
+use crate::cases::complex::carr;
 use crate::reference::{self as r, check_array};
 use anydev_array::{self as ad, NormOrd};
 use anydev_core::ops::{BinaryOp, OpCode, ReduceOp, UnaryOp};
 use anydev_core::{DType, Error};
+use num_complex::Complex64 as C;
 
 pub fn cases() -> Vec<Case> {
     let floats = &[DType::F32, DType::F64];
-    vec![
+    let mut cases = vec![
         Case::new("linalg_ext::diagonal_and_trace", diagonal_and_trace)
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Copy)
@@ -48,7 +50,25 @@ pub fn cases() -> Vec<Case> {
             .needs(Need::Op(OpCode::Binary(BinaryOp::Subtract), Some(DType::I64)))
             .needs(Need::Op(OpCode::Binary(BinaryOp::Equal), Some(DType::I64)))
             .needs(Need::Op(OpCode::Cast, Some(DType::Bool))),
-    ]
+    ];
+    // Complex norms reduce the magnitudes in the component dtype.
+    for (complex, real) in [(DType::C64, DType::F32), (DType::C128, DType::F64)] {
+        cases.push(
+            Case::new("linalg_ext::complex_norms", complex_norms)
+                .dtypes(&[complex])
+                .op(OpCode::Unary(UnaryOp::Abs))
+                .ops_for(
+                    real,
+                    &[
+                        OpCode::Unary(UnaryOp::Square),
+                        OpCode::Unary(UnaryOp::Sqrt),
+                        OpCode::Reduce(ReduceOp::Sum),
+                        OpCode::Reduce(ReduceOp::Max),
+                    ],
+                ),
+        );
+    }
+    cases
 }
 
 fn diagonal_and_trace(ctx: &CaseCtx) -> Result<(), Failure> {
@@ -216,6 +236,36 @@ fn norms(ctx: &CaseCtx) -> Result<(), Failure> {
         ad::vector_norm(&ints, ad::ALL, false, 2.0),
         |e| matches!(e, Error::InvalidDType { .. }),
     )?;
+    Ok(())
+}
+
+/// The norms of complex input are those of its magnitudes, in the real
+/// component dtype.
+fn complex_norms(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (dtype, dev) = (ctx.dtype(), ctx.device);
+    let real = dtype.real_dtype();
+    // A 2 x 2 matrix of magnitudes 5, 2, 4 and 2: a 2-norm of 7, column
+    // sums of 9 and 4.
+    let z = [
+        C::new(3.0, 4.0),
+        C::new(0.0, -2.0),
+        C::new(2.4, -3.2),
+        C::new(-1.2, 1.6),
+    ];
+    let x = carr(&z, &[2, 2], dtype, dev)?;
+    for (what, got, want) in [
+        ("vector_norm(ord=2)", ad::vector_norm(&x, ad::ALL, false, 2.0)?, 7.0),
+        (
+            "vector_norm(ord=inf)",
+            ad::vector_norm(&x, ad::ALL, false, f64::INFINITY)?,
+            5.0,
+        ),
+        ("matrix_norm(fro)", ad::matrix_norm(&x, false, NormOrd::Fro)?, 7.0),
+        ("matrix_norm(ord=1)", ad::matrix_norm(&x, false, NormOrd::P(1.0))?, 9.0),
+    ] {
+        check_eq(format!("{what} dtype"), real, got.dtype())?;
+        r::check_close(what, real, &[want], &got.to_f64_vec()?)?;
+    }
     Ok(())
 }
 
