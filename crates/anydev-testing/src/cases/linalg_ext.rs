@@ -51,10 +51,11 @@ pub fn cases() -> Vec<Case> {
             .needs(Need::Op(OpCode::Binary(BinaryOp::Equal), Some(DType::I64)))
             .needs(Need::Op(OpCode::Cast, Some(DType::Bool))),
     ];
-    // Complex norms reduce the magnitudes in the component dtype.
+    // Complex norms reduce the magnitudes in the component dtype, so each
+    // complex dtype is a case of its own declaring its component's ops.
     for (complex, real) in [(DType::C64, DType::F32), (DType::C128, DType::F64)] {
         cases.push(
-            Case::new("linalg_ext::complex_norms", complex_norms)
+            Case::new(format!("linalg_ext::complex_norms_{complex}"), complex_norms)
                 .dtypes(&[complex])
                 .op(OpCode::Unary(UnaryOp::Abs))
                 .ops_for(
