@@ -8,6 +8,7 @@
 //! installed with [`with_runtime`] / [`RuntimeGuard`] (tests build runtimes
 //! with fake backends that way).
 
+use crate::choice::{ChoiceGuard, DeviceChoices};
 use crate::defaults::DefaultDTypes;
 use crate::promote::Weak;
 use anydev_core::capability::keys;
@@ -17,37 +18,34 @@ use anydev_core::{Backend, DType, Device, Error, Result, Runtime, Stream};
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 thread_local! {
     static RUNTIME: Cell<Option<&'static Runtime>> = const { Cell::new(None) };
     static CONTEXTS: RefCell<Vec<Arc<DeviceCtx>>> = const { RefCell::new(Vec::new()) };
-    static CHOSEN_STREAMS: RefCell<Vec<Stream>> = const { RefCell::new(Vec::new()) };
-    static CHOSEN_MEMORY: RefCell<Vec<(Device, MemoryKind)>> = const { RefCell::new(Vec::new()) };
+    static STREAM_STACK: RefCell<Vec<(Device, Stream)>> = const { RefCell::new(Vec::new()) };
+    static MEMORY_STACK: RefCell<Vec<(Device, MemoryKind)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Live [`MemoryGuard`]s in all threads: while there are none, an
-/// allocation finds its memory kind without touching the thread-local list.
-static LIVE_MEMORY_GUARDS: AtomicUsize = AtomicUsize::new(0);
+/// The streams [`with_stream`] chose.
+static CHOSEN_STREAMS: DeviceChoices<Stream> = DeviceChoices::new(&STREAM_STACK);
+
+/// The memory kinds creation calls and `to_device_in` asked for.
+static CHOSEN_MEMORY: DeviceChoices<MemoryKind> = DeviceChoices::new(&MEMORY_STACK);
 
 /// Makes allocations on one device in this thread use a memory kind the
 /// caller asked for (a creation call's `Spec::memory`, `to_device_in`)
 /// until dropped. Checked against the kinds the device allocates.
 #[must_use = "the memory kind is used only while the guard lives"]
 pub(crate) struct MemoryGuard {
-    active: bool,
-    _not_send: PhantomData<*const ()>,
+    _choice: Option<ChoiceGuard<MemoryKind>>,
 }
 
 impl MemoryGuard {
     /// A guard choosing `kind` on `ctx`'s device; `None` chooses nothing.
     pub fn new(op: &str, ctx: &DeviceCtx, kind: Option<MemoryKind>) -> Result<MemoryGuard> {
         let Some(kind) = kind else {
-            return Ok(MemoryGuard {
-                active: false,
-                _not_send: PhantomData,
-            });
+            return Ok(MemoryGuard { _choice: None });
         };
         let kinds = ctx.backend.memory_kinds(ctx.device.index());
         if !kinds.contains(&kind) {
@@ -61,27 +59,11 @@ impl MemoryGuard {
                 ),
             ));
         }
-        CHOSEN_MEMORY.with(|m| m.borrow_mut().push((ctx.device, kind)));
-        LIVE_MEMORY_GUARDS.fetch_add(1, Ordering::Relaxed);
         Ok(MemoryGuard {
-            active: true,
-            _not_send: PhantomData,
+            _choice: Some(CHOSEN_MEMORY.choose(ctx.device, kind)),
         })
     }
 }
-
-impl Drop for MemoryGuard {
-    fn drop(&mut self) {
-        if self.active {
-            CHOSEN_MEMORY.with(|m| m.borrow_mut().pop());
-            LIVE_MEMORY_GUARDS.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-}
-
-/// Live [`StreamGuard`]s in all threads: while there are none, an op finds
-/// its stream without touching the thread-local list.
-static LIVE_STREAM_GUARDS: AtomicUsize = AtomicUsize::new(0);
 
 /// A new stream on `device` (in this thread's runtime), for [`with_stream`].
 pub fn new_stream(device: Device) -> Result<Stream> {
@@ -109,21 +91,14 @@ pub fn with_stream<R>(stream: &Stream, f: impl FnOnce() -> R) -> R {
 /// guards nest and restore the previous choice, also during a panic.
 #[must_use = "the stream is used only while the guard lives"]
 pub struct StreamGuard {
-    _not_send: PhantomData<*const ()>,
+    _choice: ChoiceGuard<Stream>,
 }
 
 impl StreamGuard {
     pub fn new(stream: &Stream) -> StreamGuard {
-        CHOSEN_STREAMS.with(|s| s.borrow_mut().push(stream.clone()));
-        LIVE_STREAM_GUARDS.fetch_add(1, Ordering::Relaxed);
-        StreamGuard { _not_send: PhantomData }
-    }
-}
-
-impl Drop for StreamGuard {
-    fn drop(&mut self) {
-        CHOSEN_STREAMS.with(|s| s.borrow_mut().pop());
-        LIVE_STREAM_GUARDS.fetch_sub(1, Ordering::Relaxed);
+        StreamGuard {
+            _choice: CHOSEN_STREAMS.choose(stream.device(), stream.clone()),
+        }
     }
 }
 
@@ -242,17 +217,8 @@ impl DeviceCtx {
     /// unified memory on a kind the host reaches too.
     #[inline]
     pub fn memory_kind(&self) -> MemoryKind {
-        if LIVE_MEMORY_GUARDS.load(Ordering::Relaxed) != 0 {
-            let chosen = CHOSEN_MEMORY.with(|m| {
-                m.borrow()
-                    .iter()
-                    .rev()
-                    .find(|(device, _)| *device == self.device)
-                    .map(|&(_, kind)| kind)
-            });
-            if let Some(kind) = chosen {
-                return kind;
-            }
+        if let Some(kind) = CHOSEN_MEMORY.chosen(self.device) {
+            return kind;
         }
         match self.unified_kind {
             // `build` has checked that the setting reads.
@@ -266,13 +232,8 @@ impl DeviceCtx {
     /// Borrowed in the common case (no choice made), so a small op pays no
     /// reference-count traffic for it.
     pub fn stream(&self) -> Cow<'_, Stream> {
-        // A guard of this thread is counted before its ops run, so zero
-        // means this thread has made no choice.
-        if LIVE_STREAM_GUARDS.load(Ordering::Relaxed) == 0 {
-            return Cow::Borrowed(&self.stream);
-        }
         CHOSEN_STREAMS
-            .with(|s| s.borrow().iter().rev().find(|c| c.device() == self.device).cloned())
+            .chosen(self.device)
             .map_or(Cow::Borrowed(&self.stream), Cow::Owned)
     }
 

@@ -32,6 +32,7 @@
 
 mod array;
 pub mod backends;
+mod choice;
 mod compare;
 mod context;
 mod creation;
