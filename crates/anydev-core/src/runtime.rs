@@ -129,12 +129,11 @@ impl BackendRecord {
         }
     }
 
+    /// A record whose status is decided without running its provider.
     fn settled(provider: BackendProvider, status: BackendStatus) -> BackendRecord {
         BackendRecord {
-            name: provider.name,
-            declared_priority: provider.priority,
             start: Start::Settled(status),
-            started: OnceLock::new(),
+            ..BackendRecord::new(provider)
         }
     }
 
@@ -365,6 +364,12 @@ impl Runtime {
         &self.backends
     }
 
+    /// The record of the backend named `name` (the device kind it serves),
+    /// without starting it.
+    pub fn record(&self, name: &str) -> Option<&BackendRecord> {
+        self.backends.iter().find(|b| b.name == name)
+    }
+
     /// Every available device, backends in provider order. Starts every
     /// backend.
     pub fn devices(&self) -> Vec<Device> {
@@ -380,18 +385,23 @@ impl Runtime {
     /// The default device, or why there is none (a bad or unavailable
     /// `ANYDEV_DEVICE` is an error, never a silent fallback).
     pub fn default_device(&self) -> Result<Device> {
-        if let Some(device) = *self.chosen_default.read().unwrap_or_else(PoisonError::into_inner) {
-            return Ok(device);
+        match self.chosen_default() {
+            Some(device) => Ok(device),
+            None => self.picked_default().0.clone(),
         }
-        self.picked_default().0.clone()
     }
 
     /// Why the default device is what it is, in words.
     pub fn default_device_reason(&self) -> String {
-        if let Some(device) = *self.chosen_default.read().unwrap_or_else(PoisonError::into_inner) {
-            return format!("set to {device} with set_default_device");
+        match self.chosen_default() {
+            Some(device) => format!("set to {device} with set_default_device"),
+            None => self.picked_default().1.clone(),
         }
-        self.picked_default().1.clone()
+    }
+
+    /// The default [`Runtime::set_default_device`] chose, if any.
+    fn chosen_default(&self) -> Option<Device> {
+        *self.chosen_default.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Makes `device` the default for creation calls from now on, in every
@@ -468,7 +478,7 @@ impl Runtime {
             reason,
             available: self.devices(),
         };
-        let Some(record) = self.backends.iter().find(|b| b.name == device.kind().as_str()) else {
+        let Some(record) = self.record(device.kind().as_str()) else {
             let known: Vec<_> = self.backends.iter().map(|b| b.name.as_str()).collect();
             return Err(unavailable(format!(
                 "no backend provides devices of kind {:?} (known backends: {})",

@@ -27,9 +27,7 @@ fn providers() -> Vec<BackendProvider> {
 
 fn status(runtime: &Runtime, name: &str) -> BackendStatus {
     runtime
-        .backends()
-        .iter()
-        .find(|b| b.name() == name)
+        .record(name)
         .unwrap_or_else(|| panic!("no backend {name}"))
         .status()
         .clone()

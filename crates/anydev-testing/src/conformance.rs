@@ -230,9 +230,7 @@ fn run_into(
         RuntimeConfig::default(),
     )));
     let record = runtime
-        .backends()
-        .iter()
-        .find(|b| b.name() == name)
+        .record(&name)
         .ok_or_else(|| format!("plugin {name} was not registered: {:?}", runtime.problems()))?;
     if !matches!(record.status(), BackendStatus::Available { .. }) {
         return Err(format!(

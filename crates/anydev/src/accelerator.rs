@@ -27,9 +27,7 @@ pub fn devices() -> Vec<Device> {
 /// Starts that kind's backend only.
 pub fn device_count(kind: &str) -> usize {
     runtime()
-        .backends()
-        .iter()
-        .find(|record| record.name() == kind)
+        .record(kind)
         .and_then(|record| record.backend())
         .map_or(0, |backend| backend.device_count())
 }
@@ -42,7 +40,7 @@ pub fn is_available(kind: &str) -> bool {
 /// The device creation calls on this thread use now: the innermost
 /// `with_device` scope, else the default device.
 pub fn current_device() -> Result<Device> {
-    anydev_core::current_device(|| runtime().default_device())
+    runtime().creation_device(None)
 }
 
 /// The process default device (`ANYDEV_DEVICE`, [`set_default_device`],

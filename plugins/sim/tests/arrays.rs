@@ -52,7 +52,7 @@ fn a_simulator_ranks_below_the_cpu_unless_its_manifest_says_otherwise() {
         };
         let rt = Runtime::with_plugins(vec![anydev_cpu::provider()], config);
         assert_eq!(rt.default_device().unwrap(), dev("cpu:0"));
-        let sim = rt.backends().iter().find(|b| b.name() == "sim").unwrap();
+        let sim = rt.record("sim").unwrap();
         assert_eq!(sim.priority(), SOFTWARE_PRIORITY);
         let caps = rt.capabilities(dev("sim:1")).unwrap();
         assert!(caps.flag(keys::SOFTWARE));

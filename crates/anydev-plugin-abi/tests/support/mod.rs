@@ -147,9 +147,7 @@ pub fn runtime(dirs: &[&Path], direct: Option<&str>) -> Runtime {
 /// The status of backend `name`.
 pub fn status(runtime: &Runtime, name: &str) -> BackendStatus {
     runtime
-        .backends()
-        .iter()
-        .find(|b| b.name() == name)
+        .record(name)
         .unwrap_or_else(|| panic!("no backend {name}; problems: {:?}", runtime.problems()))
         .status()
         .clone()
