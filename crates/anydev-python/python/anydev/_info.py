@@ -6,7 +6,6 @@ device anydev sees (plugins included), and only the dtypes each one holds
 """
 
 from . import _anydev, _scope
-from ._anydev import Device
 
 # Standard kinds, by the dtype ``kind`` names of anydev.DType.
 _KINDS = {
@@ -21,12 +20,6 @@ _KINDS = {
 
 # float16 and bfloat16 are anydev extras, not the standard's dtypes.
 _EXTRAS = {"float16", "bfloat16"}
-
-
-def _device(device):
-    if device is None:
-        return _Info().default_device()
-    return device if isinstance(device, Device) else Device(device)
 
 
 class _Info:
@@ -45,17 +38,17 @@ class _Info:
         }
 
     def default_device(self):
-        return _scope.current() or _anydev._default_device()
+        return _scope.current_device()
 
     def devices(self):
         return tuple(_anydev._devices())
 
     def default_dtypes(self, *, device=None):
-        real, complex_, integral, indexing = _anydev._default_dtypes(_device(device))
+        real, complex_, integral, indexing = _anydev._default_dtypes(_scope.resolve(device))
         return {"real floating": real, "complex floating": complex_, "integral": integral, "indexing": indexing}
 
     def dtypes(self, *, device=None, kind=None):
-        held = [d for d in _anydev._device_dtypes(_device(device)) if d.name not in _EXTRAS]
+        held = [d for d in _anydev._device_dtypes(_scope.resolve(device)) if d.name not in _EXTRAS]
         if kind is None:
             return {d.name: d for d in held}
         kinds = (kind,) if isinstance(kind, str) else tuple(kind)

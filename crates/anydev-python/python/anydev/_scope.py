@@ -9,14 +9,23 @@ import contextlib
 import functools
 from contextvars import ContextVar
 
-from ._anydev import Device
+from ._anydev import Device, _default_device
 
 _current: ContextVar = ContextVar("anydev_device", default=None)
 
 
-def current():
-    """The device of the innermost ``device(...)`` block, or None."""
-    return _current.get()
+def current_device():
+    """The device creation functions use now: the innermost
+    ``device(...)`` block's, else the default device."""
+    return _current.get() or _default_device()
+
+
+def resolve(device):
+    """A ``device=`` argument as a Device: None is the current device, a
+    name (``"sim:1"``) is parsed."""
+    if device is None:
+        return current_device()
+    return device if isinstance(device, Device) else Device(device)
 
 
 @contextlib.contextmanager

@@ -16,18 +16,12 @@ something (reset its peak, time events: its ``event_timing`` capability)
 raises ``anydev.UnsupportedError``.
 """
 
-from ._anydev import Device
 from ._anydev import _accelerator as _native
-from ._anydev import _default_device, _devices
-from ._scope import current as _scoped
+from ._anydev import _devices
+from ._scope import current_device
+from ._scope import resolve as _device
 
 device_count = _native.device_count
-
-
-def _device(device):
-    if device is None:
-        return current_device()
-    return device if isinstance(device, Device) else Device(device)
 
 
 def is_available(kind):
@@ -39,13 +33,6 @@ def is_available(kind):
 def devices():
     """Every available device, plugins included (starts every backend)."""
     return tuple(_devices())
-
-
-def current_device():
-    """The device creation functions use now: the innermost
-    ``anydev.device(...)`` block, else the default device."""
-    scoped = _scoped()
-    return scoped if scoped is not None else _default_device()
 
 
 def set_default_device(device):
