@@ -104,11 +104,13 @@ impl StreamGuard {
 
 /// The runtime array calls on this thread use: the one installed by the
 /// innermost [`with_runtime`]/[`RuntimeGuard`], else the process-wide
-/// runtime built from [`crate::backends::builtin_providers`] (plus plugins).
+/// runtime of the backends compiled into the program
+/// ([`anydev_core::builtin_providers`]: the `anydev` facade registers
+/// them) plus plugins.
 pub fn runtime() -> &'static Runtime {
     RUNTIME
         .with(Cell::get)
-        .unwrap_or_else(|| Runtime::global(crate::backends::builtin_providers))
+        .unwrap_or_else(|| Runtime::global(anydev_core::builtin_providers))
 }
 
 /// Runs `f` with `runtime` as this thread's runtime for array calls.

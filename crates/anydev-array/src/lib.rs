@@ -31,7 +31,6 @@
 //! ```
 
 mod array;
-pub mod backends;
 mod choice;
 mod compare;
 mod context;

@@ -3,6 +3,9 @@
 //! `var`/`std` refuse, `vecdot` conjugates, readback refuses to drop the
 //! imaginary part), with references written out here.
 
+// The process-wide runtime these tests use: the CPU backend only.
+anydev_core::builtin_backend!(CPU, 0, anydev_cpu::provider);
+
 use anydev_array::{self as ad, Array, DType};
 use num_complex::{Complex32, Complex64 as C};
 

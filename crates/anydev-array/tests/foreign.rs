@@ -3,6 +3,9 @@
 //! the owner is dropped exactly once when the last user goes, and layouts
 //! that leave the memory or misalign an element are refused.
 
+// The process-wide runtime these tests use: the CPU backend only.
+anydev_core::builtin_backend!(CPU, 0, anydev_cpu::provider);
+
 use anydev_array::{self as ad, s, Array, DType, Error, ForeignHost};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;

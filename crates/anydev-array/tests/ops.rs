@@ -2,6 +2,9 @@
 //! written out or computed by plain loops. (Matmul, manipulation and sorting
 //! run on every device as cases of `anydev-testing`.)
 
+// The process-wide runtime these tests use: the CPU backend only.
+anydev_core::builtin_backend!(CPU, 0, anydev_cpu::provider);
+
 use anydev_array::{self as ad, s, Array, DType, Error, Indexing, Order, Side};
 
 fn f64s(a: &Array) -> Vec<f64> {

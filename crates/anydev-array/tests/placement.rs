@@ -306,12 +306,18 @@ fn ops_a_device_does_not_declare_are_unsupported_and_never_run_elsewhere() {
 }
 
 #[test]
-fn the_global_runtime_has_the_cpu() {
-    // No test runtime installed: the process-wide one, built from the
-    // built-in providers.
-    let x = ad::arange(0, 4, 1, ()).unwrap();
-    assert!(ad::runtime().devices().contains(&Device::cpu()));
-    assert_eq!(x.to_vec::<i64>().unwrap(), vec![0, 1, 2, 3]);
+fn a_program_without_backends_is_told_how_to_get_one() {
+    // No test runtime installed and no backend registered in this test
+    // binary: the process-wide runtime has no device, and says why.
+    assert!(anydev_core::builtin_providers().is_empty());
+    match ad::arange(0, 4, 1, ()) {
+        Err(Error::DeviceUnavailable { device, reason, .. }) => {
+            assert_eq!(device, "default");
+            assert!(reason.contains("`anydev` crate"), "{reason}");
+            assert!(reason.contains("builtin_backend!"), "{reason}");
+        }
+        other => panic!("expected DeviceUnavailable, got {other:?}"),
+    }
     let inside = ad::with_runtime(common::runtime(), || ad::zeros(&[1], ()).unwrap().device());
     assert_eq!(inside, dev("fake:0"));
 }

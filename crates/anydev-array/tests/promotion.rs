@@ -1,6 +1,9 @@
 //! Type promotion for all 169 dtype pairs against a table written out
 //! here, independently of the implementation, and weak Rust scalars.
 
+// The process-wide runtime these tests use: the CPU backend only.
+anydev_core::builtin_backend!(CPU, 0, anydev_cpu::provider);
+
 use anydev_array::{self as ad, result_type, Array, DType, Error};
 
 /// Column and row order of [`TABLE`].

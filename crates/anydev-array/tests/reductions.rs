@@ -2,6 +2,9 @@
 //! axes of random shapes (zero-size axes and 0-d arrays included), with
 //! NaN/inf and integer edge values.
 
+// The process-wide runtime these tests use: the CPU backend only.
+anydev_core::builtin_backend!(CPU, 0, anydev_cpu::provider);
+
 use anydev_array::{self as ad, Array, DType, Error};
 use proptest::prelude::*;
 

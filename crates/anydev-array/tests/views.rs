@@ -1,6 +1,9 @@
 //! Views share the buffer and read back the right elements; reshape copies
 //! only when the layout requires it; host round trips for every dtype.
 
+// The process-wide runtime these tests use: the CPU backend only.
+anydev_core::builtin_backend!(CPU, 0, anydev_cpu::provider);
+
 use anydev_array::{self as ad, s, Array, DType, Error, SliceArg};
 use half::{bf16, f16};
 

@@ -8,6 +8,7 @@
 //! serves `kind:index`" for the array layer.
 
 pub mod backend;
+pub mod builtin;
 pub mod capability;
 mod device;
 mod error;
@@ -25,6 +26,7 @@ pub mod validate;
 pub use anydev_ops as ops;
 pub use anydev_ops::{DType, Scalar};
 pub use backend::{Backend, Checked, DeviceProperties, TensorRef};
+pub use builtin::builtin_providers;
 pub use capability::{CapValue, Capabilities};
 pub use device::{Device, DeviceKind};
 pub use error::{Error, Result};

@@ -344,14 +344,23 @@ impl Runtime {
                 );
                 (Ok(device), reason)
             }
-            None => (
-                Err(Error::DeviceUnavailable {
-                    device: "default".into(),
-                    reason: "no backend is available (see `anydev info`)".into(),
-                    available: Vec::new(),
-                }),
-                "no backend is available".into(),
-            ),
+            None => {
+                let reason = if self.backends.is_empty() {
+                    "no backend is compiled into this program and no plugin was found: depend on the \
+                     `anydev` crate, whose features register cpu, wgpu and cuda, or register backends \
+                     with `anydev_core::builtin_backend!`"
+                } else {
+                    "no backend is available (see `anydev info`)"
+                };
+                (
+                    Err(Error::DeviceUnavailable {
+                        device: "default".into(),
+                        reason: reason.into(),
+                        available: Vec::new(),
+                    }),
+                    "no backend is available".into(),
+                )
+            }
         }
     }
 

@@ -54,7 +54,7 @@ fn runtime() -> &'static Runtime {
             },
             ..RuntimeConfig::default()
         };
-        Runtime::with_plugins(anydev_array::backends::builtin_providers(), config)
+        Runtime::with_plugins(anydev::backends::builtin_providers(), config)
     })
 }
 

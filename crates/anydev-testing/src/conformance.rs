@@ -314,7 +314,7 @@ fn memory_returned(runtime: &Runtime, device: Device) -> Outcome {
 /// Refuses a plugin named like a built-in backend: the runtime would give
 /// that name to the built-in, so certifying it would test the wrong code.
 fn refuse_built_in_name(spec: &PluginSpec) -> Result<(), String> {
-    let built_in: Vec<String> = anydev_array::backends::builtin_providers()
+    let built_in: Vec<String> = anydev::backends::builtin_providers()
         .into_iter()
         .map(|p| p.name)
         .collect();

@@ -33,7 +33,7 @@ fn runtime() -> &'static Runtime {
         },
         ..RuntimeConfig::default()
     };
-    let runtime = Runtime::with_plugins(anydev_array::backends::builtin_providers(), config);
+    let runtime = Runtime::with_plugins(anydev::backends::builtin_providers(), config);
     Box::leak(Box::new(runtime))
 }
 

@@ -10,6 +10,7 @@
 //! `anydev-core` (devices, runtime, backends) and `anydev-array` (arrays).
 
 pub mod accelerator;
+pub mod backends;
 
 /// Shuts down the device plugins the process has used, for the end of a
 /// program: the process-wide runtime is never dropped, so without this a

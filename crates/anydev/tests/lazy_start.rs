@@ -1,6 +1,8 @@
 //! A program that only uses `cpu:0` starts no other backend: no Vulkan
 //! adapter enumeration, no CUDA driver, no plugin library opened. Its own
-//! test binary, so the process-wide runtime is fresh.
+//! test binary, so the process-wide runtime is fresh. It names only items
+//! the facade re-exports, as most programs do, and still finds every
+//! backend the facade registers.
 
 use anydev::{Array, DType, Device};
 
