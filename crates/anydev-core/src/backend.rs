@@ -126,9 +126,10 @@ pub trait Backend: Send + Sync + 'static {
         Ok(())
     }
 
-    /// The device time from `start` to `end`, two events of one device,
-    /// both completed. Devices whose `event_timing` capability is true
-    /// implement it; the default refuses.
+    /// The device time from `start` to `end`, two events of one device
+    /// recorded with [`Backend::record_timed_event`], both completed.
+    /// Devices whose `event_timing` capability is true implement it; the
+    /// default refuses.
     fn event_elapsed(&self, start: &Event, end: &Event) -> Result<std::time::Duration> {
         let _ = end;
         Err(no_event_timing(start.device()))
@@ -171,6 +172,15 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Records an event after all work enqueued so far on `stream`.
     fn record_event(&self, stream: &Stream) -> Result<Event>;
+
+    /// Records an event, as [`Backend::record_event`], that
+    /// [`Backend::event_elapsed`] can time. The ordering rules record many
+    /// events and time none, so backends whose timed events cost more
+    /// (CUDA's carry a timestamp, wgpu's a query) make them only here; the
+    /// default records a plain event.
+    fn record_timed_event(&self, stream: &Stream) -> Result<Event> {
+        self.record_event(stream)
+    }
 
     /// Makes later work on `stream` wait until `event` completes.
     fn wait_event(&self, stream: &Stream, event: &Event) -> Result<()>;

@@ -17,6 +17,8 @@ pub struct GpuDevice {
     pub info: wgpu::AdapterInfo,
     pub limits: wgpu::Limits,
     pub features: ShaderFeatures,
+    /// Opened with `TIMESTAMP_QUERY`: events stamp the GPU clock.
+    pub timestamps: bool,
     pub counter: Arc<MemoryCounter>,
     pub pipelines: PipelineCache,
     /// Errors raised outside any error scope (wgpu's default handler would
@@ -26,11 +28,12 @@ pub struct GpuDevice {
 
 impl GpuDevice {
     /// Opens `adapter` with the optional features the kernels can use
-    /// (f64, i64) and the adapter's own limits, so the largest buffers the
+    /// (f64, i64), timestamp queries for timing events, and the adapter's
+    /// own limits, so the largest buffers the
     /// hardware allows are allowed here too.
     pub fn open(adapter: wgpu::Adapter) -> Result<GpuDevice, String> {
         let info = adapter.get_info();
-        let wanted = wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64;
+        let wanted = wgpu::Features::SHADER_F64 | wgpu::Features::SHADER_INT64 | wgpu::Features::TIMESTAMP_QUERY;
         let required_features = adapter.features() & wanted;
         let desc = wgpu::DeviceDescriptor {
             label: Some("anydev"),
@@ -55,6 +58,7 @@ impl GpuDevice {
             queue,
             info,
             features,
+            timestamps: required_features.contains(wgpu::Features::TIMESTAMP_QUERY),
             counter: Arc::new(MemoryCounter::new(None)),
             pipelines: PipelineCache::default(),
             uncaptured,
@@ -127,8 +131,7 @@ impl GpuDevice {
             .set(keys::HOST_ACCESSIBLE_MEMORY, CapValue::Bool(false))
             .set(keys::PEER_DEVICES, CapValue::StrList(Vec::new()))
             .set(keys::ASYNC_EXECUTION, CapValue::Bool(true))
-            // Timing would need timestamp queries, which are not wired.
-            .set(keys::EVENT_TIMING, CapValue::Bool(false))
+            .set(keys::EVENT_TIMING, CapValue::Bool(self.timestamps))
             .set(keys::MANAGED_PREFETCH, CapValue::Bool(false))
             .set(
                 keys::SOFTWARE,

@@ -9,7 +9,8 @@
 //!   the backend, so callers see the same ordered, synchronous semantics
 //!   as on every other device ([`memory`]).
 //! - Each device has one queue; streams share its submission order and
-//!   events are submission indices ([`stream`]).
+//!   events are submission indices, stamped with the GPU clock where the
+//!   device has timestamp queries ([`stream`]).
 //! - Kernels are WGSL generated per op and dtype from one table
 //!   ([`shader`]), compiled once per device ([`pipeline_cache`]).
 //!
@@ -206,7 +207,15 @@ impl Backend for WgpuBackend {
         let (index, dev) = self.stream_device(stream)?;
         Ok(Event::new(
             self.id(index),
-            Arc::new(GpuEvent::record(index, &dev.queue)),
+            Arc::new(GpuEvent::record(index, &dev.device, &dev.queue, false)),
+        ))
+    }
+
+    fn record_timed_event(&self, stream: &Stream) -> Result<Event> {
+        let (index, dev) = self.stream_device(stream)?;
+        Ok(Event::new(
+            self.id(index),
+            Arc::new(GpuEvent::record(index, &dev.device, &dev.queue, dev.timestamps)),
         ))
     }
 
@@ -233,6 +242,30 @@ impl Backend for WgpuBackend {
             self.poll(dev, wgpu::PollType::Poll)?;
         }
         Ok(handle.is_done())
+    }
+
+    fn event_elapsed(&self, start: &Event, end: &Event) -> Result<std::time::Duration> {
+        let (first, dev) = self.event(start)?;
+        let (last, _) = self.event(end)?;
+        if first.device != last.device {
+            return Err(Error::DeviceMismatch {
+                op: "event_elapsed".into(),
+                devices: vec![start.device(), end.device()],
+            });
+        }
+        let ticks = |event: &GpuEvent| match event.ticks(&dev.device) {
+            Ok(Some(ticks)) => Ok(ticks),
+            Ok(None) if dev.timestamps => Err(Error::backend(
+                NAME,
+                "an event recorded without a timestamp cannot be timed: record it with record_timed_event",
+            )),
+            Ok(None) => Err(anydev_core::backend::no_event_timing(start.device())),
+            Err(e) => Err(Error::backend(NAME, e)),
+        };
+        let (first, last) = (ticks(first)?, ticks(last)?);
+        // The clock may count in units other than nanoseconds.
+        let nanos = last.saturating_sub(first) as f64 * f64::from(dev.queue.get_timestamp_period());
+        Ok(std::time::Duration::from_nanos(nanos as u64))
     }
 
     fn synchronize_event(&self, event: &Event) -> Result<()> {

@@ -3,6 +3,7 @@
 mod common;
 
 use anydev_core::backend::allocate;
+use anydev_core::capability::keys;
 use anydev_core::{Error, MemoryKind};
 
 #[test]
@@ -112,4 +113,34 @@ fn events_complete_in_submission_order() {
     g.backend.synchronize(0).unwrap();
     assert!(g.backend.query_event(&later).unwrap());
     assert_eq!(&g.download(&b)[..8], &[5, 6, 7, 8, 5, 6, 7, 8]);
+}
+
+#[test]
+fn events_time_the_work_between_them() {
+    let g = gpu_or_skip!();
+    let bytes = 64 << 20;
+    let b = g.alloc(bytes);
+    let wall = std::time::Instant::now();
+    let start = g.backend.record_timed_event(&g.stream).unwrap();
+    g.backend.fill(&g.stream, &b, 0, bytes, &[1, 2, 3, 4]).unwrap();
+    let end = g.backend.record_timed_event(&g.stream).unwrap();
+    g.backend.synchronize_event(&end).unwrap();
+    let wall = wall.elapsed();
+    let timing = g.backend.capabilities(0).unwrap().flag(keys::EVENT_TIMING);
+    match g.backend.event_elapsed(&start, &end) {
+        // The GPU clock advanced across a 64 MiB fill, by no more than the
+        // host waited for it.
+        Ok(elapsed) if timing => assert!(
+            elapsed > std::time::Duration::ZERO && elapsed <= wall,
+            "{elapsed:?} against {wall:?} on the host"
+        ),
+        Err(Error::FeatureUnsupported { .. }) if !timing => {}
+        other => panic!("event_timing is {timing}, event_elapsed gave {other:?}"),
+    }
+    // The ordering rules' plain events carry no timestamp, and say so.
+    let plain = g.backend.record_event(&g.stream).unwrap();
+    g.backend.synchronize_event(&plain).unwrap();
+    let refused = g.backend.event_elapsed(&start, &plain).unwrap_err().to_string();
+    let expected = if timing { "record_timed_event" } else { "event_timing" };
+    assert!(refused.contains(expected), "{refused}");
 }

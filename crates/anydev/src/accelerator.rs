@@ -102,7 +102,7 @@ impl Event {
     /// Records an event after the work enqueued so far on `stream`.
     pub fn record_on(stream: &Stream) -> Result<Event> {
         let backend = backend(stream.device())?;
-        let event = backend.record_event(stream)?;
+        let event = backend.record_timed_event(stream)?;
         Ok(Event { backend, event })
     }
 
