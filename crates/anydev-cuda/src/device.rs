@@ -222,10 +222,10 @@ impl CudaDevice {
         );
         caps.set(keys::ASYNC_EXECUTION, CapValue::Bool(true));
         caps.set(keys::SOFTWARE, CapValue::Bool(false));
-        // Events are made without timing (cheaper for ordering), and
-        // cuMemPrefetchAsync/cuMemAdvise are not wired yet.
-        caps.set(keys::EVENT_TIMING, CapValue::Bool(false));
-        caps.set(keys::MANAGED_PREFETCH, CapValue::Bool(false));
+        caps.set(keys::EVENT_TIMING, CapValue::Bool(true));
+        // The driver prefetches and takes advice only where the device
+        // accesses managed memory concurrently with the host.
+        caps.set(keys::MANAGED_PREFETCH, CapValue::Bool(self.concurrent_managed_access));
         caps.set(
             "cuda.compute_capability",
             CapValue::Str(format!("{}.{}", self.arch / 10, self.arch % 10)),

@@ -36,12 +36,15 @@ pub const REQUIRED_SYMBOLS: &[&str] = &[
     "cuEventRecord",
     "cuEventQuery",
     "cuEventSynchronize",
+    "cuEventElapsedTime",
     "cuEventDestroy_v2",
     "cuMemAllocAsync",
     "cuMemFreeAsync",
     "cuMemAlloc_v2",
     "cuMemFree_v2",
     "cuMemAllocManaged",
+    "cuMemPrefetchAsync",
+    "cuMemAdvise",
     "cuMemHostAlloc",
     "cuMemFreeHost",
     "cuMemHostGetDevicePointer_v2",
@@ -129,14 +132,17 @@ pub fn attribute(dev: CUdevice, attr: sys::CUdevice_attribute) -> i32 {
     }
 }
 
-/// Creates an event without timing (the cheap kind) in the current context.
-pub fn new_event() -> Result<CUevent, Error> {
+/// Creates an event in the current context: without timing (the cheap
+/// kind, for ordering) unless `timed`.
+pub fn new_event(timed: bool) -> Result<CUevent, Error> {
+    let flags = if timed {
+        sys::CUevent_flags::CU_EVENT_DEFAULT
+    } else {
+        sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
+    };
     let mut e: CUevent = std::ptr::null_mut();
     // SAFETY: valid out-pointer; a context is current.
-    check(
-        unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32) },
-        "cuEventCreate",
-    )?;
+    check(unsafe { sys::cuEventCreate(&mut e, flags as u32) }, "cuEventCreate")?;
     Ok(e)
 }
 
@@ -149,7 +155,7 @@ pub fn order_after(waiter: CUstream, waiter_ctx: CUcontext, on: CUstream, on_ctx
         return Ok(());
     }
     bind(on_ctx)?;
-    let e = new_event()?;
+    let e = new_event(false)?;
     // SAFETY: `e` is a live event of `on`'s context; the streams are live.
     let mut r = unsafe { sys::cuEventRecord(e, on) };
     if r == CUresult::CUDA_SUCCESS {

@@ -37,7 +37,7 @@ mod stream;
 use anydev_core::backend::{device_at, Backend, Checked, DeviceProperties, TensorRef};
 use anydev_core::capability::Capabilities;
 use anydev_core::extension::{Attrs, KernelBody};
-use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
+use anydev_core::memory::{Allocation, Buffer, MemoryAdvice, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode, Operand};
 use anydev_core::stream::{Event, Stream};
 use anydev_core::{BackendProvider, DType, Device, DeviceKind, Error, InitError, Result};
@@ -54,6 +54,9 @@ pub const NAME: &str = BACKEND;
 
 /// Default-device priority: above wgpu (50) and the CPU (0).
 pub const PRIORITY: i32 = 100;
+
+/// The host, where the driver's managed-memory calls take a device.
+const CU_DEVICE_CPU: sys::CUdevice = -1;
 
 /// The provider the runtime registers. Initialisation happens when the
 /// runtime asks, never at load time.
@@ -183,6 +186,37 @@ impl CudaBackend {
         Ok((dev, e))
     }
 
+    /// The driver's name for `to` in managed-memory calls about memory of
+    /// device `from`: a CUDA device of this backend, or the host
+    /// (`CU_DEVICE_CPU`) for a `cpu` device.
+    fn managed_target(&self, op: &str, from: Device, to: Device) -> Result<sys::CUdevice> {
+        if to.kind().as_str() == "cpu" {
+            return Ok(CU_DEVICE_CPU);
+        }
+        match self.device(to.index()) {
+            Ok(dev) if dev.id == to => Ok(dev.cu),
+            _ => Err(Error::FeatureUnsupported {
+                feature: format!("{op} to {to}"),
+                device: from,
+                reason: "CUDA managed memory moves only to a CUDA device or to the host (cpu)".into(),
+            }),
+        }
+    }
+
+    /// Records an event on `stream`, with timing when `timed`.
+    fn record(&self, stream: &Stream, timed: bool) -> Result<Event> {
+        let (dev, s) = self.stream(stream)?;
+        let e = driver::new_event(timed)?;
+        let handle = CudaEvent {
+            core: Arc::clone(&dev.core),
+            raw: driver::Raw(e),
+            timed,
+        };
+        // SAFETY: live event and stream of the bound context.
+        check(unsafe { sys::cuEventRecord(e, s.raw.0) }, "cuEventRecord")?;
+        Ok(Event::new(dev.id, Arc::new(handle)))
+    }
+
     fn alloc<'b>(&self, op: &str, buffer: &'b Buffer) -> Result<&'b CudaAllocation> {
         buffer
             .downcast::<CudaAllocation>()
@@ -269,6 +303,48 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
+    fn prefetch(&self, stream: &Stream, buffer: &Buffer, offset: usize, len: usize, to: Device) -> Result<()> {
+        let (dev, s) = self.stream(stream)?;
+        if !dev.concurrent_managed_access {
+            return Ok(());
+        }
+        let a = self.alloc("prefetch", buffer)?;
+        let target = self.managed_target("prefetch", dev.id, to)?;
+        // SAFETY: the range lies in a live managed allocation (the caller
+        // checked it); the stream is live in the bound context.
+        check(
+            unsafe { sys::cuMemPrefetchAsync(a.ptr + offset as u64, len, target, s.raw.0) },
+            "cuMemPrefetchAsync",
+        )
+    }
+
+    fn advise(&self, buffer: &Buffer, offset: usize, len: usize, advice: MemoryAdvice) -> Result<()> {
+        let a = self.alloc("advise", buffer)?;
+        let dev = self.device(a.device())?;
+        if !dev.concurrent_managed_access {
+            return Ok(());
+        }
+        dev.bind()?;
+        use sys::CUmem_advise_enum as A;
+        let (code, target) = match advice {
+            // The device argument is ignored for read-mostly.
+            MemoryAdvice::ReadMostly => (A::CU_MEM_ADVISE_SET_READ_MOSTLY, dev.cu),
+            MemoryAdvice::PreferredLocation(to) => (
+                A::CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+                self.managed_target("advise", dev.id, to)?,
+            ),
+            MemoryAdvice::AccessedBy(to) => (
+                A::CU_MEM_ADVISE_SET_ACCESSED_BY,
+                self.managed_target("advise", dev.id, to)?,
+            ),
+        };
+        // SAFETY: the range lies in a live managed allocation; a context is bound.
+        check(
+            unsafe { sys::cuMemAdvise(a.ptr + offset as u64, len, code, target) },
+            "cuMemAdvise",
+        )
+    }
+
     fn map_buffer(&self, index: usize, source: &Buffer) -> Result<Box<dyn Allocation>> {
         let dev = self.device(index)?;
         if let Some(a) = source.downcast::<CudaAllocation>() {
@@ -334,15 +410,36 @@ impl Backend for CudaBackend {
     }
 
     fn record_event(&self, stream: &Stream) -> Result<Event> {
-        let (dev, s) = self.stream(stream)?;
-        let e = driver::new_event()?;
-        let handle = CudaEvent {
-            core: Arc::clone(&dev.core),
-            raw: driver::Raw(e),
-        };
-        // SAFETY: live event and stream of the bound context.
-        check(unsafe { sys::cuEventRecord(e, s.raw.0) }, "cuEventRecord")?;
-        Ok(Event::new(dev.id, Arc::new(handle)))
+        self.record(stream, false)
+    }
+
+    fn record_timed_event(&self, stream: &Stream) -> Result<Event> {
+        self.record(stream, true)
+    }
+
+    fn event_elapsed(&self, start: &Event, end: &Event) -> Result<std::time::Duration> {
+        let (_, first) = self.event(start)?;
+        let (_, last) = self.event(end)?;
+        if first.device() != last.device() {
+            return Err(Error::DeviceMismatch {
+                op: "event_elapsed".into(),
+                devices: vec![start.device(), end.device()],
+            });
+        }
+        if !(first.timed && last.timed) {
+            return Err(Error::backend(
+                NAME,
+                "an event recorded without timing cannot be timed: record it with record_timed_event",
+            ));
+        }
+        let mut millis = 0f32;
+        // SAFETY: two live, timed events of the bound context; a valid out-pointer.
+        check(
+            unsafe { sys::cuEventElapsedTime(&mut millis, first.raw.0, last.raw.0) },
+            "cuEventElapsedTime",
+        )?;
+        // The driver's resolution is about half a microsecond.
+        Ok(std::time::Duration::from_secs_f64(f64::from(millis.max(0.0)) / 1e3))
     }
 
     fn wait_event(&self, stream: &Stream, event: &Event) -> Result<()> {

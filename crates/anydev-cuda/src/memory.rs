@@ -299,7 +299,7 @@ impl Staging {
     /// Marks the buffer busy until the work enqueued so far on `stream`
     /// completes.
     pub fn mark_busy(&mut self, stream: sys::CUstream) -> Result<()> {
-        let e = crate::driver::new_event()?;
+        let e = crate::driver::new_event(false)?;
         // SAFETY: live event and stream of the bound context.
         let r = unsafe { sys::cuEventRecord(e, stream) };
         if r != CUresult::CUDA_SUCCESS {

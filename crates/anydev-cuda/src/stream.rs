@@ -55,6 +55,8 @@ impl Drop for CudaStream {
 pub struct CudaEvent {
     pub core: Arc<Core>,
     pub raw: Raw<CUevent>,
+    /// Made with timing, so `cuEventElapsedTime` accepts it.
+    pub timed: bool,
 }
 
 impl CudaEvent {
