@@ -5,19 +5,14 @@ mod common;
 use anydev_core::capability::keys;
 use anydev_core::{DType, InitError};
 use anydev_wgpu::{InitOptions, BACKENDS_ENV};
-use std::time::{Duration, Instant};
 
 #[test]
-fn no_backend_is_unavailable_with_the_reason_in_milliseconds() {
-    let start = Instant::now();
-    let result = anydev_wgpu::init(&InitOptions::none());
-    let elapsed = start.elapsed();
-    match result {
+fn no_backend_is_unavailable_with_the_reason() {
+    match anydev_wgpu::init(&InitOptions::none()) {
         Err(InitError::Unavailable(reason)) => assert!(reason.contains("ANYDEV_WGPU_BACKENDS=none"), "{reason}"),
         Err(other) => panic!("expected Unavailable, got {other:?}"),
         Ok(_) => panic!("expected Unavailable, got a backend"),
     }
-    assert!(elapsed < Duration::from_millis(50), "took {elapsed:?}");
 }
 
 /// The provider reads the environment when the runtime initialises it:
@@ -36,7 +31,6 @@ fn the_provider_honours_the_environment_setting() {
         assert!(status.reason().unwrap().contains("none"), "{status:?}");
         return;
     }
-    let start = Instant::now();
     let child = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "the_provider_honours_the_environment_setting", "--nocapture"])
         .env("ANYDEV_WGPU_TEST_CHILD", "1")
@@ -50,7 +44,6 @@ fn the_provider_honours_the_environment_setting() {
         String::from_utf8_lossy(&child.stderr)
     );
     assert!(text.contains("1 passed"), "{text}");
-    assert!(start.elapsed() < Duration::from_secs(20));
 }
 
 #[test]
