@@ -63,6 +63,48 @@ impl Params {
     }
 }
 
+/// The iteration space of an elementwise launch, simplified: dimensions of
+/// length 1 dropped, and each dimension merged into the one before it
+/// wherever every operand steps through the pair as through one dimension
+/// (the outer stride is the inner stride times the inner length; zero
+/// strides of broadcast operands merge the same way). The same elements
+/// in the same order, in fewer dimensions: operands that are all
+/// contiguous become one dimension, which the kernels index without a
+/// division (`operand_offset`). `strides` has one slice per operand, each
+/// as long as `shape`; the result's strides are as long as its shape.
+pub fn coalesce(shape: &[usize], strides: &[&[isize]]) -> (Vec<usize>, Vec<Vec<isize>>) {
+    let mut merged: Vec<usize> = Vec::with_capacity(shape.len());
+    let mut merged_strides: Vec<Vec<isize>> = vec![Vec::with_capacity(shape.len()); strides.len()];
+    for (d, &len) in shape.iter().enumerate() {
+        if len == 1 {
+            continue;
+        }
+        let joins = merged.last().is_some() && {
+            let outer = merged_strides.iter().map(|s| s.last().copied());
+            strides
+                .iter()
+                .zip(outer)
+                .all(|(s, outer)| Some(s[d].checked_mul(len as isize)) == Some(outer))
+        };
+        if joins {
+            if let Some(last) = merged.last_mut() {
+                *last *= len;
+            }
+            for (s, m) in strides.iter().zip(&mut merged_strides) {
+                if let Some(last) = m.last_mut() {
+                    *last = s[d];
+                }
+            }
+        } else {
+            merged.push(len);
+            for (s, m) in strides.iter().zip(&mut merged_strides) {
+                m.push(s[d]);
+            }
+        }
+    }
+    (merged, merged_strides)
+}
+
 /// The workgroup grid for `groups` workgroups, folded into two
 /// dimensions when one would exceed the per-dimension limit.
 pub fn grid(dev: &GpuDevice, op: &str, groups: u64) -> Result<[u32; 3]> {
@@ -194,4 +236,62 @@ pub fn submit(
         }
         dev.queue.submit([encoder.finish()]);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coalesce;
+
+    /// Every operand's element offsets, in iteration order.
+    fn offsets(shape: &[usize], strides: &[Vec<isize>]) -> Vec<Vec<isize>> {
+        let n: usize = shape.iter().product();
+        strides
+            .iter()
+            .map(|s| {
+                (0..n)
+                    .map(|i| {
+                        let mut rem = i;
+                        let mut off = 0;
+                        for d in (0..shape.len()).rev() {
+                            off += (rem % shape[d]) as isize * s[d];
+                            rem /= shape[d];
+                        }
+                        off
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn check(shape: &[usize], strides: &[&[isize]], expected_shape: &[usize]) {
+        let (merged, merged_strides) = coalesce(shape, strides);
+        assert_eq!(merged, expected_shape, "{shape:?} {strides:?}");
+        assert!(merged_strides.iter().all(|s| s.len() == merged.len()));
+        let original: Vec<Vec<isize>> = strides.iter().map(|s| s.to_vec()).collect();
+        assert_eq!(offsets(&merged, &merged_strides), offsets(shape, &original));
+    }
+
+    #[test]
+    fn contiguous_operands_become_one_dimension() {
+        check(&[2, 3, 4], &[&[12, 4, 1], &[12, 4, 1]], &[24]);
+        check(&[1, 5, 1], &[&[5, 1, 1], &[5, 1, 5]], &[5]);
+        // Broadcast scalars merge along with contiguous outputs.
+        check(&[2, 3], &[&[0, 0], &[3, 1]], &[6]);
+        check(&[], &[&[], &[]], &[]);
+        check(&[1, 1], &[&[1, 1], &[7, 3]], &[]);
+    }
+
+    #[test]
+    fn layouts_that_do_not_line_up_keep_their_dimensions() {
+        // A transposed operand.
+        check(&[3, 4], &[&[1, 3], &[4, 1]], &[3, 4]);
+        // Broadcast along the outer axis only: the inner two merge.
+        check(&[2, 3, 4], &[&[0, 4, 1], &[12, 4, 1]], &[2, 12]);
+        // A column slice of a wider array, reversed.
+        check(&[3, 2], &[&[10, -1], &[2, 1]], &[3, 2]);
+        // Every other element: strided but uniform, so one dimension.
+        check(&[2, 3], &[&[6, 2], &[3, 1]], &[6]);
+        // Zero-size spaces stay zero-size.
+        check(&[2, 0, 3], &[&[0, 3, 1], &[0, 3, 1]], &[0]);
+    }
 }

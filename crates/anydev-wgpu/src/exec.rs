@@ -2,7 +2,7 @@
 //! the params (shapes, strides, offsets, scalars) and the grid.
 
 use crate::device::GpuDevice;
-use crate::dispatch::{grid, launch, ranges, threads, Launch, Params};
+use crate::dispatch::{coalesce, grid, launch, ranges, threads, Launch, Params};
 use crate::memory::{self, GpuAllocation};
 use crate::shader::layout::{LOOP_BUDGET, WORKGROUP};
 use crate::shader::{matmul, KernelKey, MATMUL_TILE};
@@ -80,20 +80,33 @@ impl<'a> Exec<'a> {
         dtype: DType,
     ) -> Result<()> {
         let n = numel(out.shape);
-        let mut params = Params::new(self.name, n, out.shape)?;
-        let mut inputs = Vec::new();
+        let tensors: Vec<&TensorRef<'_>> = operands
+            .iter()
+            .filter_map(|operand| match operand {
+                Operand::Tensor(t) => Some(*t),
+                Operand::Scalar(_) => None,
+            })
+            .chain([out])
+            .collect();
+        for t in &tensors[..tensors.len() - 1] {
+            self.check().expect_shape(t, out.shape, "every operand")?;
+        }
+        let strides: Vec<&[isize]> = tensors.iter().map(|t| t.strides).collect();
+        let (shape, strides) = coalesce(out.shape, &strides);
+        let mut params = Params::new(self.name, n, &shape)?;
+        for (t, strides) in tensors.iter().zip(&strides) {
+            params.operand(self.name, self.elements(t)?, strides)?;
+        }
         for (slot, operand) in operands.iter().enumerate() {
-            match operand {
-                Operand::Tensor(t) => {
-                    self.check().expect_shape(t, out.shape, "every operand")?;
-                    params.operand(self.name, self.elements(t)?, t.strides)?;
-                    inputs.push(self.buffer(t)?);
-                }
-                // No wgpu device holds c128, the one dtype wider than 64 bits.
-                Operand::Scalar(s) => params.scalar(slot, s.to_bits() as u64),
+            // No wgpu device holds c128, the one dtype wider than 64 bits.
+            if let Operand::Scalar(s) = operand {
+                params.scalar(slot, s.to_bits() as u64);
             }
         }
-        params.operand(self.name, self.elements(out)?, out.strides)?;
+        let inputs = tensors[..tensors.len() - 1]
+            .iter()
+            .map(|t| self.buffer(t))
+            .collect::<Result<Vec<_>>>()?;
         let grid = threads(self.dev, self.name, n)?;
         self.run(key, params, inputs, self.buffer(out)?, grid, dtype)
     }
@@ -276,8 +289,13 @@ impl<'a> Exec<'a> {
             n_red,
             ..
         } = self.check().reduce(op, x, axes, out)?;
+        // Both sub-spaces coalesced, so contiguous axes cost no division.
+        let (shape, kept_strides) = coalesce(&shape, &[x.strides, out.strides]);
+        let red_strides: Vec<isize> = axes.iter().map(|&a| x.strides[a]).collect();
+        let (red_shape, red_strides) = coalesce(&red_shape, &[&red_strides]);
+        let red_strides = &red_strides[0];
         // Loop iterations per reduced element: the fold and `red_offset`.
-        let per_element = axes.len() + 2;
+        let per_element = red_shape.len() + 2;
         let serial_fits = n_red * per_element <= LOOP_BUDGET;
         let workgroup = n_red >= WORKGROUP_REDUCE_MIN && (n_out <= WORKGROUP_REDUCE_MAX_OUTPUTS || !serial_fits);
         let mut step = LOOP_BUDGET / per_element;
@@ -296,15 +314,15 @@ impl<'a> Exec<'a> {
         };
         for (start, end) in ranges(n_red, step) {
             let mut params = Params::new(self.name, n_out, &shape)?;
-            params.operand(self.name, self.elements(x)?, x.strides)?;
-            params.operand(self.name, self.elements(out)?, out.strides)?;
+            params.operand(self.name, self.elements(x)?, &kept_strides[0])?;
+            params.operand(self.name, self.elements(out)?, &kept_strides[1])?;
             params.push(self.name, n_red as i128)?;
-            params.push(self.name, axes.len() as i128)?;
+            params.push(self.name, red_shape.len() as i128)?;
             for &n in &red_shape {
                 params.push(self.name, n as i128)?;
             }
-            for &a in axes {
-                params.push(self.name, x.strides[a] as i128)?;
+            for &s in red_strides {
+                params.push(self.name, s as i128)?;
             }
             params.scalar(0, start as u64);
             params.scalar(1, end as u64);

@@ -33,9 +33,14 @@ pub fn frame() -> String {
 fn rank() -> u32 {{ return u32(params[1]); }}
 
 /// Element offset of flat index `i` of the iteration space in operand `k`.
+/// A one-dimensional space (what contiguous operands coalesce to) needs
+/// no division: `i` is below its length.
 fn operand_offset(i: u32, k: u32) -> i32 {{
   let nd = rank();
   let base = {HEADER}u + nd + k * (nd + 1u);
+  if (nd == 1u) {{
+    return params[base] + i32(i) * params[base + 1u];
+  }}
   var rem = i;
   var off = params[base];
   for (var d = nd; d > 0u; d = d - 1u) {{

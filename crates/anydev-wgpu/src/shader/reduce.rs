@@ -116,6 +116,11 @@ pub fn source(op: ReduceOp, x: &Repr, out: &Repr, workgroup: bool) -> String {
         r#"
 fn red_offset(t: u32, r: u32) -> i32 {
   let k = u32(params[t + 1u]);
+  // One reduced dimension (what contiguous axes coalesce to): r is below
+  // its length, so no division.
+  if (k == 1u) {
+    return i32(r) * params[t + 3u];
+  }
   var rem = r;
   var off = 0i;
   for (var d = k; d > 0u; d = d - 1u) {
