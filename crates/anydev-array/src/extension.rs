@@ -186,6 +186,19 @@ pub(crate) fn define_host_op(def: OpDef, kernel: Kernel) -> Result<()> {
     register_kernel(&name, HOST_KIND, kernel)
 }
 
+/// The `cpu` kernel of the built-in extension op `name` (a factorization
+/// or a transform): `anydev_numerics`' code, which the simulator plugin
+/// runs for the same op, over the call's tensors.
+pub(crate) fn numerics_kernel(name: &str) -> Kernel {
+    let name = name.to_owned();
+    Kernel::Host(Arc::new(move |ins, outs, attrs| {
+        let ins: Vec<_> = ins.iter().map(HostTensor::operand).collect();
+        let mut outs: Vec<_> = outs.iter_mut().map(HostTensorMut::operand).collect();
+        anydev_numerics::run(&name, &ins, &mut outs, &|attr| attrs.get(attr))
+            .map_err(|e| Error::invalid_argument(e.function, e.reason))
+    }))
+}
+
 fn form(kernel: &Kernel) -> &'static str {
     match kernel {
         Kernel::Host(_) => "host",

@@ -5,314 +5,19 @@
 //!
 //! Each factorization is an extension op (design section 11) named
 //! `linalg::<function>` whose `cpu` kernel is faer's, run over every matrix
-//! of the batch. Other device kinds have no kernel yet: a call there is
-//! `NoKernel` naming the op, the device and `cpu`, and runs nowhere else
-//! unless the caller opts in to the host fallback
-//! (`extension::set_host_fallback`). Real and complex floating-point input
-//! (`f32`, `f64`, `c64`, `c128`); the narrow floats are refused, since
-//! faer does not factorize them.
+//! of the batch by `anydev_numerics` (which the simulator plugin runs for
+//! the same ops on its own devices). A device kind with neither a kernel
+//! nor a plugin implementing the op says `NoKernel` naming the op, the
+//! device and the kinds that run it, and runs nowhere else unless the
+//! caller opts in to the host fallback (`extension::set_host_fallback`).
+//! Real and complex floating-point input (`f32`, `f64`, `c64`, `c128`);
+//! the narrow floats are refused, since faer does not factorize them.
 
 use crate::array::Array;
-use crate::extension::{self as ext, AttrKind, AttrValue, Attrs, HostFn, HostTensor, HostTensorMut, Kernel, OpDef};
+use crate::extension::{self as ext, AttrKind, AttrValue, Attrs, OpDef};
 use anydev_core::extension::TensorMeta;
 use anydev_core::{DType, Error, Result};
-use faer::linalg::solvers::{DenseSolveCore, PartialPivLu, Solve};
-use faer::traits::math_utils::{abs, conj, mul_real, real, recip};
-use faer::traits::{ComplexField, RealField};
-use faer::{Mat, MatRef, Side};
-use num_complex::Complex;
 use std::sync::{Arc, OnceLock};
-
-/// The component types: `f32` and `f64`.
-trait Real: RealField + bytemuck::Pod {
-    fn to_f64(self) -> f64;
-    fn from_f64(v: f64) -> Self;
-}
-
-impl Real for f32 {
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-}
-
-impl Real for f64 {
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-}
-
-/// The element types faer factorizes here: the real floats and the
-/// complex numbers made of them.
-trait Field: ComplexField<Real: Real> + bytemuck::Pod {
-    /// `x / |x|` (0 for 0): the sign of a real number, the point on the
-    /// unit circle of a complex one. Divided, not multiplied by the
-    /// reciprocal, so that a real sign is exactly 1 or -1.
-    fn unit(self) -> Self;
-}
-
-impl<T: Real> Field for T {
-    fn unit(self) -> Self {
-        if self == T::zero_impl() {
-            self
-        } else {
-            self / abs(&self)
-        }
-    }
-}
-
-impl<T: Real> Field for Complex<T>
-where
-    Complex<T>: ComplexField<Real = T>,
-{
-    fn unit(self) -> Self {
-        let magnitude = abs(&self);
-        if magnitude == T::zero_impl() {
-            self
-        } else {
-            self / magnitude
-        }
-    }
-}
-
-/// The matrices of a batched input, each `rows x cols`, row-major.
-fn matrices<'a, T: Field>(t: &'a HostTensor<'_>) -> Result<Vec<MatRef<'a, T>>> {
-    let n = t.shape.len();
-    let (rows, cols) = (t.shape[n - 2], t.shape[n - 1]);
-    let data = t.as_slice::<T>()?;
-    let count: usize = t.shape[..n - 2].iter().product();
-    let step = rows * cols;
-    Ok((0..count)
-        .map(|b| MatRef::from_row_major_slice(&data[b * step..(b + 1) * step], rows, cols))
-        .collect())
-}
-
-/// Writes `m` (or its conjugate transpose) row-major into `out`.
-fn write<T: Field>(out: &mut [T], m: MatRef<'_, T>, adjoint: bool) {
-    let (rows, cols) = if adjoint {
-        (m.ncols(), m.nrows())
-    } else {
-        (m.nrows(), m.ncols())
-    };
-    for i in 0..rows {
-        for j in 0..cols {
-            out[i * cols + j] = if adjoint { conj(&m[(j, i)]) } else { m[(i, j)] };
-        }
-    }
-}
-
-/// Writes the real parts of the diagonal `d` into `out`: the eigenvalues
-/// of a Hermitian matrix and singular values, which faer keeps in the
-/// matrix's own (possibly complex) type.
-fn write_real<T: Field>(out: &mut [T::Real], d: faer::ColRef<'_, T>) {
-    for (i, v) in d.iter().enumerate() {
-        out[i] = real(v);
-    }
-}
-
-/// The LU factors of `a`, or an error when `a` is singular (a zero pivot).
-fn lu<T: Field>(op: &str, a: MatRef<'_, T>) -> Result<PartialPivLu<T>> {
-    let lu = a.partial_piv_lu();
-    let u = lu.U();
-    if (0..u.nrows()).any(|i| u[(i, i)] == T::zero_impl()) {
-        return Err(Error::invalid_argument(op, "the matrix is singular"));
-    }
-    Ok(lu)
-}
-
-fn cholesky_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
-    let upper = attrs.bool("upper")?;
-    let out = outs[0].as_mut_slice::<T>()?;
-    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
-        let n = a.nrows();
-        let llt = a
-            .llt(Side::Lower)
-            .map_err(|_| Error::invalid_argument("cholesky", "the matrix is not positive definite"))?;
-        write(&mut out[b * n * n..(b + 1) * n * n], llt.L(), upper);
-    }
-    Ok(())
-}
-
-fn inv_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
-    let out = outs[0].as_mut_slice::<T>()?;
-    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
-        let n = a.nrows();
-        write(
-            &mut out[b * n * n..(b + 1) * n * n],
-            lu("inv", a)?.inverse().as_ref(),
-            false,
-        );
-    }
-    Ok(())
-}
-
-fn solve_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
-    let out = outs[0].as_mut_slice::<T>()?;
-    let (lhs, rhs) = (matrices::<T>(&ins[0])?, matrices::<T>(&ins[1])?);
-    for (b, (a, y)) in lhs.into_iter().zip(rhs).enumerate() {
-        let size = y.nrows() * y.ncols();
-        let x: Mat<T> = lu("solve", a)?.solve(y);
-        write(&mut out[b * size..(b + 1) * size], x.as_ref(), false);
-    }
-    Ok(())
-}
-
-/// Sign and log |det| from the LU factors, so that neither overflows: the
-/// pivots' units times the permutation's parity, and the sum of the
-/// pivots' log magnitudes. The sign of a complex matrix is complex, of
-/// magnitude 1 (0 when singular).
-fn slogdet_of<T: Field>(a: MatRef<'_, T>) -> (T, f64) {
-    let lu = a.partial_piv_lu();
-    let u = lu.U();
-    let (forward, _) = lu.P().arrays();
-    // A permutation of n elements with c cycles has the parity of n - c.
-    let mut seen = vec![false; forward.len()];
-    let mut cycles = 0;
-    for start in 0..forward.len() {
-        if !seen[start] {
-            cycles += 1;
-            let mut i = start;
-            while !seen[i] {
-                seen[i] = true;
-                i = forward[i];
-            }
-        }
-    }
-    let one = T::one_impl();
-    let mut sign = if (forward.len() - cycles) % 2 == 0 { one } else { -one };
-    let mut log = 0.0;
-    for i in 0..u.nrows() {
-        let pivot = u[(i, i)];
-        sign *= pivot.unit();
-        log += abs(&pivot).to_f64().ln();
-    }
-    (sign, log)
-}
-
-fn det_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
-    let out = outs[0].as_mut_slice::<T>()?;
-    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
-        out[b] = a.determinant();
-    }
-    Ok(())
-}
-
-fn slogdet_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
-    let (signs, logs) = outs.split_at_mut(1);
-    let (signs, logs) = (signs[0].as_mut_slice::<T>()?, logs[0].as_mut_slice::<T::Real>()?);
-    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
-        let (sign, log) = slogdet_of(a);
-        (signs[b], logs[b]) = (sign, T::Real::from_f64(log));
-    }
-    Ok(())
-}
-
-fn eigh_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()> {
-    let (values, vectors) = outs.split_at_mut(1);
-    let (values, vectors) = (values[0].as_mut_slice::<T::Real>()?, vectors[0].as_mut_slice::<T>()?);
-    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
-        let n = a.nrows();
-        let evd = a
-            .self_adjoint_eigen(Side::Lower)
-            .map_err(|_| Error::invalid_argument("eigh", "the eigendecomposition did not converge"))?;
-        write_real(&mut values[b * n..(b + 1) * n], evd.S().column_vector());
-        write(&mut vectors[b * n * n..(b + 1) * n * n], evd.U(), false);
-    }
-    Ok(())
-}
-
-/// The eigenvalues and eigenvectors of a general matrix, complex even for
-/// real input; each eigenvector scaled to unit 2-norm, as LAPACK's `geev`
-/// (and so NumPy) returns them.
-fn eig_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], _: &Attrs) -> Result<()>
-where
-    Complex<T::Real>: Field<Real = T::Real>,
-{
-    let (values, vectors) = outs.split_at_mut(1);
-    let values = values[0].as_mut_slice::<Complex<T::Real>>()?;
-    let vectors = vectors[0].as_mut_slice::<Complex<T::Real>>()?;
-    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
-        let n = a.nrows();
-        let evd = a
-            .eigen()
-            .map_err(|_| Error::invalid_argument("eig", "the eigendecomposition did not converge"))?;
-        for (i, v) in evd.S().column_vector().iter().enumerate() {
-            values[b * n + i] = *v;
-        }
-        let mut u = evd.U().to_owned();
-        for j in 0..n {
-            let norm = u.col(j).norm_l2();
-            if norm != T::Real::zero_impl() {
-                let scale = recip(&norm);
-                for i in 0..n {
-                    u[(i, j)] = mul_real(&u[(i, j)], &scale);
-                }
-            }
-        }
-        write(&mut vectors[b * n * n..(b + 1) * n * n], u.as_ref(), false);
-    }
-    Ok(())
-}
-
-fn svd_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
-    let full = attrs.bool("full_matrices")?;
-    let [u_out, s_out, vh_out] = outs else {
-        return Err(Error::invalid_argument("svd", "three outputs expected"));
-    };
-    let (u_out, s_out, vh_out) = (
-        u_out.as_mut_slice::<T>()?,
-        s_out.as_mut_slice::<T::Real>()?,
-        vh_out.as_mut_slice::<T>()?,
-    );
-    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
-        let decomposition = if full { a.svd() } else { a.thin_svd() };
-        let d = decomposition.map_err(|_| Error::invalid_argument("svd", "the decomposition did not converge"))?;
-        let (u, s, v) = (d.U(), d.S().column_vector(), d.V());
-        let k = s.nrows();
-        write_real(&mut s_out[b * k..(b + 1) * k], s);
-        let (us, vs) = (u.nrows() * u.ncols(), v.nrows() * v.ncols());
-        write(&mut u_out[b * us..(b + 1) * us], u, false);
-        write(&mut vh_out[b * vs..(b + 1) * vs], v, true);
-    }
-    Ok(())
-}
-
-fn qr_kernel<T: Field>(ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs) -> Result<()> {
-    let complete = attrs.bool("complete")?;
-    let (q_out, r_out) = outs.split_at_mut(1);
-    let (q_out, r_out) = (q_out[0].as_mut_slice::<T>()?, r_out[0].as_mut_slice::<T>()?);
-    for (b, a) in matrices::<T>(&ins[0])?.into_iter().enumerate() {
-        let d = a.qr();
-        let (q, r) = if complete {
-            (d.compute_Q(), d.R())
-        } else {
-            (d.compute_thin_Q(), d.thin_R())
-        };
-        let (qs, rs) = (q.nrows() * q.ncols(), r.nrows() * r.ncols());
-        write(&mut q_out[b * qs..(b + 1) * qs], q.as_ref(), false);
-        write(&mut r_out[b * rs..(b + 1) * rs], r, false);
-    }
-    Ok(())
-}
-
-/// A host kernel running the instantiation of a kernel for the input's
-/// dtype (the shape rule admits only these four).
-macro_rules! host {
-    ($kernel:ident) => {{
-        let f: Arc<HostFn> = Arc::new(|ins, outs, attrs| match ins[0].dtype {
-            DType::F32 => $kernel::<f32>(ins, outs, attrs),
-            DType::F64 => $kernel::<f64>(ins, outs, attrs),
-            DType::C64 => $kernel::<Complex<f32>>(ins, outs, attrs),
-            _ => $kernel::<Complex<f64>>(ins, outs, attrs),
-        });
-        Kernel::Host(f)
-    }};
-}
 
 /// The output shapes of an op from its input's `(batch, rows, cols)`.
 type Outputs = fn(&[usize], usize, usize, &Attrs) -> Result<Vec<Vec<usize>>>;
@@ -379,15 +84,8 @@ fn with(batch: &[usize], tail: &[usize]) -> Vec<usize> {
     batch.iter().chain(tail).copied().collect()
 }
 
-/// One op: its name under `linalg::`, input count, attributes, shape rule
-/// and cpu kernel.
-type OpRow = (
-    &'static str,
-    usize,
-    Vec<(String, AttrKind)>,
-    Arc<ext::ShapeRule>,
-    Kernel,
-);
+/// One op: its name under `linalg::`, input count, attributes and shape rule.
+type OpRow = (&'static str, usize, Vec<(String, AttrKind)>, Arc<ext::ShapeRule>);
 
 /// Defines the ops and registers their cpu kernels, once per process.
 pub(crate) fn defined() -> Result<()> {
@@ -401,16 +99,14 @@ pub(crate) fn defined() -> Result<()> {
                     1,
                     flag("upper"),
                     rule("cholesky", true, &[Out::Same], |b, n, _, _| Ok(vec![with(b, &[n, n])])),
-                    host!(cholesky_kernel),
                 ),
                 (
                     "inv",
                     1,
                     vec![],
                     rule("inv", true, &[Out::Same], |b, n, _, _| Ok(vec![with(b, &[n, n])])),
-                    host!(inv_kernel),
                 ),
-                ("solve", 2, vec![], Arc::new(solve_rule), host!(solve_kernel)),
+                ("solve", 2, vec![], Arc::new(solve_rule)),
                 (
                     "slogdet",
                     1,
@@ -418,14 +114,12 @@ pub(crate) fn defined() -> Result<()> {
                     rule("slogdet", true, &[Out::Same, Out::Real], |b, _, _, _| {
                         Ok(vec![b.to_vec(), b.to_vec()])
                     }),
-                    host!(slogdet_kernel),
                 ),
                 (
                     "det",
                     1,
                     vec![],
                     rule("det", true, &[Out::Same], |b, _, _, _| Ok(vec![b.to_vec()])),
-                    host!(det_kernel),
                 ),
                 (
                     "eigh",
@@ -434,7 +128,6 @@ pub(crate) fn defined() -> Result<()> {
                     rule("eigh", true, &[Out::Real, Out::Same], |b, n, _, _| {
                         Ok(vec![with(b, &[n]), with(b, &[n, n])])
                     }),
-                    host!(eigh_kernel),
                 ),
                 (
                     "eig",
@@ -443,7 +136,6 @@ pub(crate) fn defined() -> Result<()> {
                     rule("eig", true, &[Out::Complex, Out::Complex], |b, n, _, _| {
                         Ok(vec![with(b, &[n]), with(b, &[n, n])])
                     }),
-                    host!(eig_kernel),
                 ),
                 (
                     "svd",
@@ -454,7 +146,6 @@ pub(crate) fn defined() -> Result<()> {
                         let (u, v) = if attrs.bool("full_matrices")? { (m, n) } else { (k, k) };
                         Ok(vec![with(b, &[m, u]), with(b, &[k]), with(b, &[v, n])])
                     }),
-                    host!(svd_kernel),
                 ),
                 (
                     "qr",
@@ -464,11 +155,11 @@ pub(crate) fn defined() -> Result<()> {
                         let k = if attrs.bool("complete")? { m } else { m.min(n) };
                         Ok(vec![with(b, &[m, k]), with(b, &[k, n])])
                     }),
-                    host!(qr_kernel),
                 ),
             ];
-            for (name, inputs, attrs, shape_rule, kernel) in ops {
+            for (name, inputs, attrs, shape_rule) in ops {
                 let name = format!("linalg::{name}");
+                let kernel = ext::numerics_kernel(&name);
                 ext::define_host_op(
                     OpDef {
                         name,

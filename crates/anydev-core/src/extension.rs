@@ -5,7 +5,7 @@
 //! a backend only runs a body it understands on operands the array layer
 //! has already validated, allocated and made contiguous.
 
-pub use anydev_ops::{AttrKind, AttrValue};
+pub use anydev_ops::{AttrKind, AttrValue, HostOperand, HostOperandMut};
 
 use crate::{DType, Error, Result};
 use std::fmt;
@@ -125,11 +125,21 @@ fn typed<T>(dtype: DType) -> Result<()> {
     ))
 }
 
-impl HostTensor<'_> {
+impl<'a> HostTensor<'a> {
     /// The elements as `T` (of the tensor's element size).
     pub fn as_slice<T: bytemuck::Pod>(&self) -> Result<&[T]> {
         typed::<T>(self.dtype)?;
         bytemuck::try_cast_slice(self.bytes).map_err(|e| Error::invalid_argument("host kernel", e.to_string()))
+    }
+
+    /// The tensor as the libraries that compute on host memory without the
+    /// runtime take an input.
+    pub fn operand(&self) -> HostOperand<'a> {
+        HostOperand {
+            dtype: self.dtype,
+            shape: self.shape,
+            bytes: self.bytes,
+        }
     }
 }
 
@@ -138,6 +148,15 @@ impl HostTensorMut<'_> {
     pub fn as_mut_slice<T: bytemuck::Pod>(&mut self) -> Result<&mut [T]> {
         typed::<T>(self.dtype)?;
         bytemuck::try_cast_slice_mut(self.bytes).map_err(|e| Error::invalid_argument("host kernel", e.to_string()))
+    }
+
+    /// The tensor as those libraries take an output.
+    pub fn operand(&mut self) -> HostOperandMut<'_> {
+        HostOperandMut {
+            dtype: self.dtype,
+            shape: self.shape,
+            bytes: &mut *self.bytes,
+        }
     }
 }
 

@@ -3,8 +3,9 @@
 //! Everything that crosses the boundary between the array layer and a
 //! backend is named here: element types ([`DType`]), the primitive op set
 //! with its stable numeric codes ([`OpCode`]), scalar operands
-//! ([`Scalar`]), the description of one op call ([`Op`]) and the typed
-//! attributes of extension-op calls ([`AttrValue`]).
+//! ([`Scalar`]), the description of one op call ([`Op`]), the typed
+//! attributes of extension-op calls ([`AttrValue`]) and those calls' operands
+//! in host memory ([`HostOperand`]).
 //!
 //! This crate knows no devices and no arrays. The runtime uses [`Op`] with
 //! its own buffer references; host kernels and plugins use the same
@@ -14,6 +15,7 @@
 mod attr;
 mod codes;
 mod dtype;
+mod host;
 mod narrow;
 mod op;
 mod scalar;
@@ -21,6 +23,7 @@ mod scalar;
 pub use attr::{AttrKind, AttrValue};
 pub use codes::{BinaryOp, OpCode, ReduceOp, ScanOp, UnaryOp};
 pub use dtype::{DType, DTypeKind};
+pub use host::{AttrLookup, HostOperand, HostOperandMut};
 pub use narrow::{bf16_from_f64, f16_from_f64};
 pub use op::{Distribution, Op, Operand, TensorDType};
 pub use scalar::Scalar;

@@ -4,6 +4,12 @@
 //! into the array's memory, as the core's `assign_*` do, and every view
 //! sees them.
 //!
+//! A `bool` array among other indices is what NumPy makes it: the integer
+//! arrays of its `nonzero()` in its place, one per axis it covers (its
+//! shape must be those axes'). A 0-d `bool` array, or a Python `bool`,
+//! adds an axis of length 1 (`True`) or 0 (`False`), as if it were `None`
+//! indexed by `[0]` or `[]`.
+//!
 //! A key with integer arrays follows the standard's integer-array
 //! indexing, and NumPy's rules where the standard leaves a choice: the
 //! integers in it count as 0-d integer arrays, all of them broadcast to
@@ -16,11 +22,11 @@
 //! rest, and the result's axes are moved where NumPy puts them.
 
 use crate::array::PyArray;
-use crate::errors::compute;
+use crate::errors::{compute, to_py};
 use crate::operand::{required_operand, Operand};
 use anydev::shape::broadcast_shapes;
 use anydev::{Arg, Array, DType, SliceArg};
-use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyTypeError};
+use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PyNone, PySlice, PyTuple};
 
@@ -38,19 +44,30 @@ enum Key {
 enum Item {
     Basic(SliceArg),
     Array(Array),
+    /// A Python `bool`.
+    Bool(bool),
+}
+
+impl Item {
+    /// How many of the array's axes the item indexes.
+    fn axes(&self) -> usize {
+        match self {
+            Item::Basic(SliceArg::NewAxis | SliceArg::Ellipsis) | Item::Bool(_) => 0,
+            Item::Array(a) if a.dtype() == DType::Bool => a.ndim(),
+            Item::Basic(_) | Item::Array(_) => 1,
+        }
+    }
 }
 
 impl Key {
-    fn parse(key: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Key> {
+    fn parse(key: &Bound<'_, PyAny>, shape: &[usize]) -> PyResult<Key> {
         let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
             Ok(t) => t.iter().collect(),
             Err(_) => vec![key.clone()],
         };
         let items = items.iter().map(item).collect::<PyResult<Vec<_>>>()?;
-        let indexed = items
-            .iter()
-            .filter(|i| !matches!(i, Item::Basic(SliceArg::NewAxis | SliceArg::Ellipsis)))
-            .count();
+        let ndim = shape.len();
+        let indexed: usize = items.iter().map(Item::axes).sum();
         if indexed > ndim {
             // NumPy's exception for this, so code written for it still works.
             return Err(PyIndexError::new_err(format!(
@@ -58,52 +75,53 @@ impl Key {
             )));
         }
         if let [Item::Array(a)] = items.as_slice() {
-            if a.dtype() == DType::Bool {
+            if a.dtype() == DType::Bool && a.ndim() > 0 {
                 return Ok(Key::Mask(a.clone()));
             }
-        }
-        if items
-            .iter()
-            .any(|i| matches!(i, Item::Array(a) if a.dtype() == DType::Bool))
-        {
-            return Err(not_yet("bool arrays mixed with other indices"));
         }
         let basic: Option<Vec<SliceArg>> = items
             .iter()
             .map(|i| match i {
                 Item::Basic(s) => Some(*s),
-                Item::Array(_) => None,
+                Item::Array(_) | Item::Bool(_) => None,
             })
             .collect();
         match basic {
             Some(spec) => Ok(Key::Basic(spec)),
-            None => ArrayKey::new(items, ndim - indexed).map(Key::Arrays),
+            None => ArrayKey::new(items, shape, ndim - indexed).map(Key::Arrays),
         }
     }
 }
 
 /// A key with integer arrays, split into the basic key that selects a view
-/// (`:` where an array or integer indexes) and the indices of the view's
-/// axes that arrays index.
+/// (`:` where an array or integer indexes, `None` where a `bool` scalar
+/// adds an axis) and the indices of the view's axes that arrays index.
 struct ArrayKey {
     /// One item per axis of the view: the ellipsis is expanded.
     basic: Vec<SliceArg>,
-    /// The view's array-indexed axes, in key order, and their indices.
+    /// The view's array-indexed axes, in key order; `indices` covers them
+    /// in the same order (a `bool` array covers several).
     axes: Vec<usize>,
     indices: Vec<Index>,
 }
 
-/// An index of an array-indexed axis: an integer array, or a Python
-/// integer that indexes as a 0-d array.
+/// The index of one or more array-indexed axes.
 enum Index {
+    /// An integer array.
     Array(Array),
+    /// A Python integer, which indexes as a 0-d array.
     Int(isize),
+    /// A `bool` array over as many axes as it has: its `nonzero()`.
+    Mask(Array),
+    /// A `bool` scalar over the length-1 axis it added: `[0]` or `[]`.
+    Bool(bool),
 }
 
 impl ArrayKey {
-    /// `unindexed` is the number of axes of the array that no item of
-    /// the key names: the ellipsis (or the key's end) takes them whole.
-    fn new(items: Vec<Item>, unindexed: usize) -> PyResult<ArrayKey> {
+    /// `unindexed` is the number of axes of the array (of `shape`) that no
+    /// item of the key names: the ellipsis (or the key's end) takes them
+    /// whole.
+    fn new(items: Vec<Item>, shape: &[usize], unindexed: usize) -> PyResult<ArrayKey> {
         let ellipses = items
             .iter()
             .filter(|i| matches!(i, Item::Basic(SliceArg::Ellipsis)))
@@ -118,11 +136,46 @@ impl ArrayKey {
             axes: Vec::new(),
             indices: Vec::new(),
         };
+        // The axis of the array the next item indexes: the view's, less
+        // the axes that `None` and `bool` scalars added.
+        let mut added = 0;
         for item in items {
+            let axis = key.basic.len() - added;
             match item {
                 Item::Basic(SliceArg::Ellipsis) => key.whole(unindexed),
                 Item::Basic(SliceArg::Index(i)) => key.push_index(Index::Int(i)),
+                Item::Basic(SliceArg::NewAxis) => {
+                    key.basic.push(SliceArg::NewAxis);
+                    added += 1;
+                }
                 Item::Basic(s) => key.basic.push(s),
+                Item::Bool(b) => {
+                    key.push_new_axis(b);
+                    added += 1;
+                }
+                Item::Array(a) if a.dtype() == DType::Bool && a.ndim() == 0 => {
+                    let b = a.to_scalar::<bool>().map_err(to_py)?;
+                    key.push_new_axis(b);
+                    added += 1;
+                }
+                Item::Array(a) if a.dtype() == DType::Bool => {
+                    let covered = &shape[axis..axis + a.ndim()];
+                    if let Some(i) = (0..a.ndim()).find(|&i| a.shape()[i] != covered[i]) {
+                        // NumPy's exception and words, so code written for it still works.
+                        return Err(PyIndexError::new_err(format!(
+                            "boolean index did not match indexed array along axis {}; size of axis is {} \
+                             but size of corresponding boolean axis is {}",
+                            axis + i,
+                            covered[i],
+                            a.shape()[i]
+                        )));
+                    }
+                    for _ in 0..a.ndim() {
+                        key.axes.push(key.basic.len());
+                        key.basic.push(SliceArg::FULL);
+                    }
+                    key.indices.push(Index::Mask(a));
+                }
                 Item::Array(a) => key.push_index(Index::Array(a)),
             }
         }
@@ -140,6 +193,13 @@ impl ArrayKey {
         self.axes.push(self.basic.len());
         self.basic.push(SliceArg::FULL);
         self.indices.push(index);
+    }
+
+    /// A `bool` scalar: a new axis of length 1, indexed by `[0]` or `[]`.
+    fn push_new_axis(&mut self, b: bool) {
+        self.axes.push(self.basic.len());
+        self.basic.push(SliceArg::NewAxis);
+        self.indices.push(Index::Bool(b));
     }
 
     /// Where the broadcast index axes go in the result: in place of the
@@ -161,15 +221,22 @@ impl ArrayKey {
         view.permute_dims(&order)
     }
 
-    /// The indices as arrays on `x`'s device.
+    /// The indices as integer arrays on `x`'s device, one per
+    /// array-indexed axis.
     fn index_arrays(&self, x: &Array) -> anydev::Result<Vec<Array>> {
-        self.indices
-            .iter()
-            .map(|index| match index {
-                Index::Array(a) => Ok(a.clone()),
-                Index::Int(i) => Array::from_slice(&[*i as i64], &[], x.device()),
-            })
-            .collect()
+        let mut arrays = Vec::with_capacity(self.axes.len());
+        for index in &self.indices {
+            match index {
+                Index::Array(a) => arrays.push(a.clone()),
+                Index::Int(i) => arrays.push(Array::from_slice(&[*i as i64], &[], x.device())?),
+                Index::Mask(m) => arrays.extend(anydev::nonzero(m)?),
+                Index::Bool(b) => {
+                    let selected: &[i64] = if *b { &[0] } else { &[] };
+                    arrays.push(Array::from_slice(selected, &[selected.len()], x.device())?)
+                }
+            }
+        }
+        Ok(arrays)
     }
 
     /// `x[key]`.
@@ -227,8 +294,8 @@ fn item(item: &Bound<'_, PyAny>) -> PyResult<Item> {
     if let Ok(a) = item.cast::<PyArray>() {
         return Ok(Item::Array(a.get().inner.clone()));
     }
-    if item.is_instance_of::<PyBool>() {
-        return Err(not_yet("Python bool indices"));
+    if let Ok(b) = item.cast::<PyBool>() {
+        return Ok(Item::Bool(b.is_true()));
     }
     if item.is_instance_of::<PyInt>() {
         return item
@@ -261,17 +328,11 @@ fn item(item: &Bound<'_, PyAny>) -> PyResult<Item> {
     )))
 }
 
-fn not_yet(what: &str) -> PyErr {
-    PyNotImplementedError::new_err(format!(
-        "{what} are not supported yet: anydev's core has no op for them (see docs/python.md)"
-    ))
-}
-
 #[pymethods]
 impl PyArray {
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         let a = &self.inner;
-        let out = match Key::parse(key, a.ndim())? {
+        let out = match Key::parse(key, a.shape())? {
             Key::Basic(spec) => compute(py, || a.slice(&spec)),
             Key::Mask(mask) => compute(py, || a.index_mask(&mask)),
             Key::Arrays(key) => compute(py, || key.read(a)),
@@ -287,7 +348,7 @@ impl PyArray {
     fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let a = &self.inner;
         let value: Operand = required_operand(value)?;
-        match Key::parse(key, a.ndim())? {
+        match Key::parse(key, a.shape())? {
             Key::Basic(spec) => compute(py, || a.assign_slice(&spec, value.arg())),
             Key::Mask(mask) => compute(py, || a.assign_mask(&mask, value.arg())),
             Key::Arrays(key) => compute(py, || key.write(a, value.arg())),

@@ -210,14 +210,16 @@ def test_getitem_errors(device):
         x[::0]
     with pytest.raises(IndexError):
         x[xp.asarray([5], device=device)]
-    with pytest.raises(NotImplementedError, match="bool arrays mixed"):
-        x[xp.asarray([True, False], device=device), 1:]
+    with pytest.raises(IndexError, match="boolean index"):
+        x[xp.asarray([True, False, True], device=device), 1:]
+    with pytest.raises(IndexError, match="boolean index"):
+        x[:, xp.asarray([True, False], device=device)]
     with pytest.raises(IndexError):
         x[xp.asarray([0], device=device), 3]
     with pytest.raises(IndexError):
         x[xp.asarray([0], device=device), ..., ...]
-    with pytest.raises(NotImplementedError):
-        x[True]
+    with pytest.raises(IndexError):
+        x[True, 0, 0, 0]
     with pytest.raises(TypeError):
         x["a"]
     with pytest.raises(TypeError, match="list"):
@@ -303,6 +305,71 @@ def test_integer_arrays_mixed_with_basic_indices_match_numpy(device, key):
     assert got.device == device
     assert got.shape == want.shape
     np.testing.assert_array_equal(host(got), want)
+
+
+# Keys with bool arrays or Python bools among other indices, where NumPy
+# reads a bool array as the integer arrays of its nonzero() and a bool
+# scalar as a new axis of length 1 (True) or 0 (False); "m" covers axis 1
+# (three True, so it broadcasts with "i"), "n" axes 2 and 3 (three True),
+# "o" axis 0 (one True), "t"/"f" are 0-d bool arrays.
+M = np.array([True, False, True, True])
+N = np.zeros((5, 6), dtype=bool)
+N[[0, 2, 4], [5, 1, 1]] = True
+O = np.array([False, True, False])
+BOOL_KEYS = [
+    ("o", "m"),
+    (slice(None), "m", Ellipsis),
+    (slice(None), "m"),
+    (slice(None), "m", "i"),
+    ("i", "m"),
+    ("o", slice(None), "n"),
+    (Ellipsis, "n"),
+    (slice(None), "m", slice(None), "i"),
+    (1, "m", slice(None, None, -1)),
+    (None, "o", "m", 0),
+    (Ellipsis, "n", None),
+    (True,),
+    (False,),
+    (True, 1),
+    (slice(None), False, 2),
+    (slice(None), "m", True),
+    (Ellipsis, True),
+    ("o", True, "m"),
+    ("t", slice(None), "i"),
+    ("f", "o"),
+]
+BOOLS = {"m": M, "n": N, "o": O, "i": I, "t": np.array(True), "f": np.array(False)}
+
+
+def bool_key(key, convert):
+    return tuple(convert(BOOLS[k]) if isinstance(k, str) else k for k in key)
+
+
+@pytest.mark.parametrize("key", BOOL_KEYS, ids=repr)
+def test_bool_indices_mixed_with_others_match_numpy(device, key):
+    a = np.arange(360.0, dtype=np.float32).reshape(3, 4, 5, 6)
+    x = xp.asarray(a, device=device)
+    want = a[bool_key(key, lambda v: v)]
+    got = x[bool_key(key, lambda v: xp.asarray(v, device=device))]
+    assert got.device == device
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(host(got), want)
+
+
+@pytest.mark.parametrize("key", BOOL_KEYS, ids=repr)
+def test_writes_through_bool_keys_match_numpy(device, key):
+    a = np.arange(360.0, dtype=np.float32).reshape(3, 4, 5, 6)
+    x = xp.asarray(a, device=device)
+    np_key = bool_key(key, lambda v: v)
+    key = bool_key(key, lambda v: xp.asarray(v, device=device))
+    shape = a[np_key].shape
+    value = -np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 1
+    x[key] = xp.asarray(value, device=device)
+    a[np_key] = value
+    np.testing.assert_array_equal(host(x), a)
+    x[key] = 7
+    a[np_key] = 7
+    np.testing.assert_array_equal(host(x), a)
 
 
 @pytest.mark.parametrize("key", MIXED_KEYS, ids=repr)

@@ -38,6 +38,65 @@ def test_complex_arithmetic_and_components(device, dtype):
     assert bool(xp.all(run_or_skip(xp.equal, x, x)))
 
 
+# Every pair of these as real and imaginary parts: signed zeros, finite
+# values, infinities and NaN, where C99 Annex G (and NumPy, through the
+# platform's libm) fixes the results, signs of zeros included. expm1 is
+# left out: for non-finite arguments anydev's is exp(z) - 1, NumPy's a
+# formula that gives NaN (docs/semantics.md).
+SPECIAL = [0.0, -0.0, 1.5, -0.5, np.inf, -np.inf, np.nan]
+SPECIAL_FUNCTIONS = ["sqrt", "exp", "log", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+                     "asin", "acos", "atan", "asinh", "acosh", "atanh", "square", "sign"]
+NUMPY_NAMES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh",
+               "atanh": "arctanh"}
+
+
+def annex_g(name, a, want):
+    """NumPy's results with anydev's documented choices (docs/semantics.md)
+    where Annex G leaves a sign open or NumPy's C library departs from it:
+    asin(±inf + NaN i) and asinh(NaN ± inf i) take the infinite argument's
+    sign, and acosh(±0 + NaN i) is NaN + NaN i."""
+    want = want.copy()
+    if name == "asin":
+        at = np.isinf(a.real) & np.isnan(a.imag)
+        want.imag[at] = np.copysign(np.inf, a.real[at])
+    if name == "asinh":
+        at = np.isnan(a.real) & np.isinf(a.imag)
+        want.real[at] = np.copysign(np.inf, a.imag[at])
+    if name == "acosh":
+        want[(a.real == 0) & np.isnan(a.imag)] = complex(np.nan, np.nan)
+    return want
+
+
+def same_special(want, got, rtol):
+    """NaN for NaN (either sign), zeros and infinities exactly (signs
+    included), other values within ``rtol`` of the complex value's size."""
+    scale = np.where(np.isfinite(np.abs(want)), np.abs(want), 1.0)
+
+    def part(w, g):
+        exact = (w == 0) | np.isinf(w)
+        return np.where(np.isnan(w) | np.isnan(g), np.isnan(w) & np.isnan(g),
+                        np.where(exact, (w == g) & (np.signbit(w) == np.signbit(g)), np.abs(w - g) <= rtol * scale))
+
+    return part(want.real, got.real) & part(want.imag, got.imag)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_special_values_match_numpy(device, dtype):
+    needs_dtype(device, getattr(xp, dtype))
+    a = np.array([complex(re, im) for re in SPECIAL for im in SPECIAL], dtype=dtype)
+    # complex(re, im) loses a -0.0 imaginary part's sign on some builds.
+    a.imag = np.tile(SPECIAL, len(SPECIAL))
+    x = xp.asarray(a, device=device)
+    wrong = []
+    with np.errstate(all="ignore"):
+        for name in SPECIAL_FUNCTIONS:
+            got = host(run_or_skip(getattr(xp, name), x))
+            want = annex_g(name, a, getattr(np, NUMPY_NAMES.get(name, name))(a))
+            ok = same_special(want, got, TOL[dtype] * 4)
+            wrong += [f"{name}({z}) = {g}, NumPy {w}" for z, g, w, k in zip(a, got, want, ok) if not k]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_complex_scalars_promote_weakly(device):
     needs_dtype(device, xp.float32, xp.complex64)
     x = xp.asarray([1.0, 2.0], dtype=xp.float32, device=device)

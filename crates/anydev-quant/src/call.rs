@@ -32,22 +32,7 @@ pub mod op {
     ];
 }
 
-/// An input: contiguous row-major elements of `dtype`.
-pub struct Operand<'a> {
-    pub dtype: DType,
-    pub shape: &'a [usize],
-    pub bytes: &'a [u8],
-}
-
-/// An output: contiguous row-major elements of `dtype`, all written.
-pub struct OperandMut<'a> {
-    pub dtype: DType,
-    pub shape: &'a [usize],
-    pub bytes: &'a mut [u8],
-}
-
-/// A call's attributes by name.
-pub type AttrLookup<'a> = dyn Fn(&str) -> Option<&'a AttrValue> + 'a;
+pub use anydev_ops::{AttrLookup, HostOperand as Operand, HostOperandMut as OperandMut};
 
 fn missing(name: &str, kind: &str, got: Option<&AttrValue>) -> FormatError {
     match got {
@@ -96,18 +81,20 @@ fn typed_mut<'a, T: bytemuck::Pod>(what: &str, dtype: DType, bytes: &'a mut [u8]
     bytemuck::try_cast_slice_mut(bytes).map_err(|e| FormatError(format!("{what} ({dtype}): {e}")))
 }
 
-impl Operand<'_> {
-    fn of<T: bytemuck::Pod>(&self, what: &str, want: DType) -> Result<&[T], FormatError> {
-        expect_dtype(what, self.dtype, want)?;
-        typed(what, self.dtype, self.bytes)
-    }
+/// The elements of an operand as `T`, once its dtype is checked.
+fn of<'a, T: bytemuck::Pod>(x: &'a Operand<'_>, what: &str, want: DType) -> Result<&'a [T], FormatError> {
+    expect_dtype(what, x.dtype, want)?;
+    typed(what, x.dtype, x.bytes)
 }
 
-impl OperandMut<'_> {
-    fn of<T: bytemuck::Pod>(&mut self, what: &str, want: DType) -> Result<&mut [T], FormatError> {
-        expect_dtype(what, self.dtype, want)?;
-        typed_mut(what, self.dtype, self.bytes)
-    }
+/// [`of`] for an output.
+fn of_mut<'a, T: bytemuck::Pod>(
+    x: &'a mut OperandMut<'_>,
+    what: &str,
+    want: DType,
+) -> Result<&'a mut [T], FormatError> {
+    expect_dtype(what, x.dtype, want)?;
+    typed_mut(what, x.dtype, x.bytes)
 }
 
 fn expect_dtype(what: &str, got: DType, want: DType) -> Result<(), FormatError> {
@@ -165,16 +152,19 @@ pub fn run(
         op::QUANTIZE_BLOCKWISE => {
             let [x, code] = inputs(ins)?;
             let [q, absmax] = outputs(outs)?;
-            let code = code.of::<f32>("code", DType::F32)?;
-            let (q, absmax) = (q.of::<u8>("q", DType::U8)?, absmax.of::<f32>("absmax", DType::F32)?);
+            let code = of::<f32>(code, "code", DType::F32)?;
+            let (q, absmax) = (
+                of_mut::<u8>(q, "q", DType::U8)?,
+                of_mut::<f32>(absmax, "absmax", DType::F32)?,
+            );
             let bs = blocksize(attr)?;
             with_float!(x.dtype, T => host::quantize_blockwise(typed::<T>("x", x.dtype, x.bytes)?, code, bs, q, absmax))
         }
         op::DEQUANTIZE_BLOCKWISE => {
             let [q, absmax, code] = inputs(ins)?;
             let [out] = outputs(outs)?;
-            let (q, absmax) = (q.of::<u8>("q", DType::U8)?, absmax.of::<f32>("absmax", DType::F32)?);
-            let code = code.of::<f32>("code", DType::F32)?;
+            let (q, absmax) = (of::<u8>(q, "q", DType::U8)?, of::<f32>(absmax, "absmax", DType::F32)?);
+            let code = of::<f32>(code, "code", DType::F32)?;
             let bs = blocksize(attr)?;
             with_float!(out.dtype, T => host::dequantize_blockwise(
                 q, absmax, code, bs, typed_mut::<T>("out", out.dtype, out.bytes)?
@@ -184,8 +174,8 @@ pub fn run(
             let [x] = inputs(ins)?;
             let [packed, absmax] = outputs(outs)?;
             let (bs, qt) = (blocksize(attr)?, quant_type(attr)?);
-            let packed = packed.of::<u8>("packed", DType::U8)?;
-            let absmax = absmax.of::<f32>("absmax", DType::F32)?;
+            let packed = of_mut::<u8>(packed, "packed", DType::U8)?;
+            let absmax = of_mut::<f32>(absmax, "absmax", DType::F32)?;
             with_float!(x.dtype, T => host::quantize_4bit(typed::<T>("x", x.dtype, x.bytes)?, qt, bs, packed, absmax))
         }
         op::DEQUANTIZE_4BIT => {
@@ -193,8 +183,8 @@ pub fn run(
             let [out] = outputs(outs)?;
             let (bs, qt) = (blocksize(attr)?, quant_type(attr)?);
             let (packed, absmax) = (
-                packed.of::<u8>("packed", DType::U8)?,
-                absmax.of::<f32>("absmax", DType::F32)?,
+                of::<u8>(packed, "packed", DType::U8)?,
+                of::<f32>(absmax, "absmax", DType::F32)?,
             );
             with_float!(out.dtype, T => host::dequantize_4bit(
                 packed, absmax, qt, bs, typed_mut::<T>("out", out.dtype, out.bytes)?
@@ -208,8 +198,8 @@ pub fn run(
             let rows = a.shape[..a.shape.len().saturating_sub(1)].iter().product();
             let shape = GemvShape { rows, n, k };
             let (packed, absmax) = (
-                packed.of::<u8>("packed", DType::U8)?,
-                absmax.of::<f32>("absmax", DType::F32)?,
+                of::<u8>(packed, "packed", DType::U8)?,
+                of::<f32>(absmax, "absmax", DType::F32)?,
             );
             expect_dtype("out", out.dtype, a.dtype)?;
             with_float!(a.dtype, T => host::gemv_4bit(

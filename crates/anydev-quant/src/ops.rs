@@ -168,22 +168,8 @@ fn gemv_4bit_shape(ins: &[TensorMeta], attrs: &Attrs) -> Result<Vec<TensorMeta>>
 fn host_kernel(name: &'static str) -> Arc<HostFn> {
     Arc::new(
         move |ins: &[HostTensor<'_>], outs: &mut [HostTensorMut<'_>], attrs: &Attrs| {
-            let ins: Vec<Operand<'_>> = ins
-                .iter()
-                .map(|t| Operand {
-                    dtype: t.dtype,
-                    shape: t.shape,
-                    bytes: t.bytes,
-                })
-                .collect();
-            let mut outs: Vec<OperandMut<'_>> = outs
-                .iter_mut()
-                .map(|t| OperandMut {
-                    dtype: t.dtype,
-                    shape: t.shape,
-                    bytes: &mut *t.bytes,
-                })
-                .collect();
+            let ins: Vec<Operand<'_>> = ins.iter().map(HostTensor::operand).collect();
+            let mut outs: Vec<OperandMut<'_>> = outs.iter_mut().map(HostTensorMut::operand).collect();
             call::run(name, &ins, &mut outs, &lookup(attrs)).map_err(|e| invalid(name, e))
         },
     )

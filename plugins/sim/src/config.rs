@@ -153,7 +153,7 @@ impl SimConfig {
                         .collect::<Result<_>>()?;
                     self.refused_extensions = extensions
                         .into_iter()
-                        .map(|name| match anydev_quant::op::ALL.contains(&name) {
+                        .map(|name| match crate::extension::implemented().any(|op| op == name) {
                             true => Ok(name.to_owned()),
                             false => Err(invalid("refuse_ops", name, "an extension op the simulator implements")),
                         })

@@ -360,7 +360,12 @@ impl Plugin for Sim {
         call: &ExtensionCall<'_, PluginTensor<'_, SimBuffer>>,
     ) -> Result<()> {
         let job = extension::prepare(&self.reach(stream.device()), &self.config, call)?;
-        stream.state.submit("extension", move || job.run())
+        let wait = extension::fails_on_data(job.op());
+        stream.state.submit("extension", move || job.run())?;
+        if wait {
+            stream.state.synchronize()?;
+        }
+        Ok(())
     }
 }
 

@@ -361,6 +361,100 @@ fn special_values(ctx: &CaseCtx) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Every pair of these as real and imaginary parts: signed zeros, finite
+/// values on both sides of 1, the largest and smallest magnitudes c64
+/// holds, infinities and NaN.
+const GRID: [f64; 11] = [
+    0.0,
+    -0.0,
+    0.5,
+    -1.5,
+    3.0,
+    1e30,
+    -1e-30,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::NAN,
+    1.0,
+];
+
+/// Whether `got` is `want` as NumPy would compare them: NaN for NaN (any
+/// sign), infinities and zeros exactly (the zero's sign included), other
+/// values within `tol` relative to `scale`. A zero that is a tiny value
+/// rounded (`exact`, the result in c128, is not 0) may have either sign.
+fn same_component(want: f64, got: f64, exact: f64, tol: f64, scale: f64) -> bool {
+    if want.is_nan() || got.is_nan() {
+        want.is_nan() && got.is_nan()
+    } else if want.is_infinite() || (want == 0.0 && exact == 0.0) {
+        want.to_bits() == got.to_bits()
+    } else {
+        (want - got).abs() <= tol * scale
+    }
+}
+
+/// The complex functions on a grid of special and extreme values, against
+/// the same functions on `cpu:0` (the host kernels, which follow C99
+/// Annex G and are compared with NumPy's results on the same kinds of
+/// values): the special values, the signs of zero results and the
+/// branch cuts' sides. A function the device does not implement for the
+/// dtype is passed over.
+fn special_grid_matches_cpu(ctx: &CaseCtx) -> Result<(), Failure> {
+    use UnaryOp as U;
+    type F = fn(&Array) -> anydev_core::Result<Array>;
+    let (dt, device) = (ctx.dtype(), ctx.device);
+    let backend = ctx.runtime.backend(device)?;
+    if !backend.supports(device.index(), OpCode::Copy, dt) {
+        return Ok(());
+    }
+    let grid: Vec<C> = GRID.iter().flat_map(|&re| GRID.map(|im| c(re, im))).collect();
+    let x = carr(&grid, &[grid.len()], dt, device)?;
+    let host = x.to_device(Device::cpu())?;
+    let wide = host.astype(DType::C128)?;
+    let table: [(U, F); 20] = [
+        (U::Sqrt, ad::sqrt),
+        (U::Exp, ad::exp),
+        (U::Expm1, ad::expm1),
+        (U::Log, ad::log),
+        (U::Log1p, ad::log1p),
+        (U::Sin, ad::sin),
+        (U::Cos, ad::cos),
+        (U::Tan, ad::tan),
+        (U::Sinh, ad::sinh),
+        (U::Cosh, ad::cosh),
+        (U::Tanh, ad::tanh),
+        (U::Asin, ad::asin),
+        (U::Acos, ad::acos),
+        (U::Atan, ad::atan),
+        (U::Asinh, ad::asinh),
+        (U::Acosh, ad::acosh),
+        (U::Atanh, ad::atanh),
+        (U::Reciprocal, ad::reciprocal),
+        (U::Square, ad::square),
+        (U::Sign, ad::sign),
+    ];
+    let mut wrong = Vec::new();
+    for (op, f) in table {
+        if !backend.supports(device.index(), OpCode::Unary(op), dt) {
+            continue;
+        }
+        let (got, want) = (f(&x)?.to_c128_vec()?, f(&host)?.to_c128_vec()?);
+        let exact = f(&wide)?.to_c128_vec()?;
+        for (((z, w), g), e) in grid.iter().zip(&want).zip(&got).zip(&exact) {
+            let scale = if w.norm().is_finite() { w.norm() } else { 1.0 };
+            let tol = 4.0 * tol(dt);
+            if !(same_component(w.re, g.re, e.re, tol, scale) && same_component(w.im, g.im, e.im, tol, scale)) {
+                wrong.push(format!("{op}({z}) = {g}, cpu gives {w}"));
+            }
+        }
+    }
+    check(
+        wrong.is_empty(),
+        "the functions at special values",
+        "cpu's results",
+        wrong.join("; "),
+    )
+}
+
 /// The cases of one complex dtype: each declares the real component
 /// dtype (results of abs/real/imag, operands of promotion) and bool
 /// (comparisons, conditions) it touches, so a device with c64 but no f64
@@ -431,6 +525,7 @@ fn cases_for(dt: DType) -> Vec<Case> {
                 OpCode::Binary(B::Divide),
             ],
         ))),
+        case("special_grid_matches_cpu", special_grid_matches_cpu).asks_support_itself(),
     ]
 }
 

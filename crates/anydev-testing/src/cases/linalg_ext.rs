@@ -148,7 +148,8 @@ fn outer_and_cross(ctx: &CaseCtx) -> Result<(), Failure> {
 }
 
 /// The result of a function that needs a factorization: `Some` where the
-/// device's kind has the kernel, `None` after checking that elsewhere it is
+/// device runs the op (a kernel for its kind, or its plugin's own), `None`
+/// after checking that a device which does not list the op says
 /// `NoKernel` naming the device and the `cpu` kernel.
 pub(crate) fn factorized(
     dev: anydev_core::Device,
@@ -156,7 +157,12 @@ pub(crate) fn factorized(
 ) -> Result<Option<anydev_array::Array>, Failure> {
     match result {
         Ok(array) => Ok(Some(array)),
-        Err(Error::NoKernel { device, available, .. }) if device == dev && available.iter().any(|k| k == "cpu") => {
+        Err(Error::NoKernel {
+            op, device, available, ..
+        }) if device == dev
+            && available.iter().any(|k| k == "cpu")
+            && !anydev_array::extension::device_ops(dev)?.contains(&op) =>
+        {
             Ok(None)
         }
         Err(e) => Err(Failure::new(

@@ -4,10 +4,11 @@
 //!
 //! The special values (infinite or NaN components) follow C99 Annex G as
 //! FreeBSD's msun implements it (what NumPy returns); multiplication,
-//! division (Smith's algorithm), reciprocal, square, sign, `pow`, `log1p`
-//! and `expm1` are NumPy's formulas, the inverse functions Kahan's. NaNs
-//! are produced explicitly, never as `y - y` or `0 / 0`: shader compilers
-//! fold those to 0.
+//! division (Smith's algorithm), reciprocal, sign, `pow`, `log1p` and
+//! `expm1` are NumPy's formulas, the inverse functions Kahan's; `square`
+//! overflows only where the host's f64 result does. NaNs are produced
+//! explicitly, never as `y - y` or `0 / 0`: shader compilers fold those
+//! to 0.
 //!
 //! Overflow is avoided where the result is finite: `abs` through `hypot`,
 //! `exp`/`sinh`/`cosh` for large real parts through `e^(x/2)` twice,
@@ -28,6 +29,13 @@ use anydev_ops::{BinaryOp, DType, UnaryOp};
 pub const LIBRARY: &str = r#"
 fn c64_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+// x^2 - y^2 + 2xy i, the real part as (x - y)(x + y) where x^2 - y^2
+// overflows (to inf or inf - inf) and the result may not, as the host's
+// f64 does not; elsewhere x^2 - y^2, whose zeros have NumPy's signs.
+fn c64_square(a: vec2<f32>) -> vec2<f32> {
+  let re = a.x * a.x - a.y * a.y;
+  return vec2<f32>(select(re, (a.x - a.y) * (a.x + a.y), !isfinite_f32(re)), 2.0f * a.x * a.y);
 }
 // x / +0 without dividing (compilers fold 0 / y to 0).
 fn c64_by_zero(v: f32) -> f32 { return select(copysign_f32(inf_f32(), v), nan_f32(), iszero_f32(v) || isnan_f32(v)); }
@@ -51,6 +59,19 @@ fn c64_div(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(((n.x * rat + n.y) / d) * k, ((n.y * rat - n.x) / d) * k);
 }
 fn c64_nan() -> vec2<f32> { return vec2<f32>(nan_f32(), nan_f32()); }
+// NumPy's 1 / z: Smith's ratio of the components, NaN for 0 (not the
+// infinity of 1 / 0: NumPy divides 0 by 0 there).
+fn c64_reciprocal(z: vec2<f32>) -> vec2<f32> {
+  if (iszero_f32(z.x) && iszero_f32(z.y)) { return c64_nan(); }
+  if (abs(z.y) <= abs(z.x)) {
+    let r = z.y / z.x;
+    let d = z.x + z.y * r;
+    return vec2<f32>(1.0f / d, -r / d);
+  }
+  let r = z.x / z.y;
+  let d = z.y + z.x * r;
+  return vec2<f32>(r / d, -1.0f / d);
+}
 fn c64_abs(a: vec2<f32>) -> f32 { return hypot_f32(a.x, a.y); }
 fn c64_nonzero(a: vec2<f32>) -> bool { return (cast_bool_f32(a.x) | cast_bool_f32(a.y)) != 0u; }
 fn c64_isnan(a: vec2<f32>) -> bool { return isnan_f32(a.x) || isnan_f32(a.y); }
@@ -113,7 +134,7 @@ fn c64_exp(z: vec2<f32>) -> vec2<f32> {
   if (iszero_f32(x)) { return vec2<f32>(cos_f32(y), sin_f32(y)); }
   if (!isfinite_f32(y)) {
     if (!isinf_f32(x)) { return c64_nan(); }
-    if (signbit_f32(x)) { return vec2<f32>(0.0f, 0.0f); }
+    if (signbit_f32(x)) { return vec2<f32>(0.0f, copysign_f32(0.0f, y)); }
     return vec2<f32>(x, nan_f32());
   }
   let c = cos_f32(y);
@@ -194,7 +215,9 @@ fn c64_cosh(z: vec2<f32>) -> vec2<f32> {
     }
     return vec2<f32>(cosh_f32(x) * c, sinh_f32(x) * s);
   }
-  if (iszero_f32(x)) { return vec2<f32>(nan_f32(), x); }
+  if (isnan_f32(x)) { return vec2<f32>(x, select(nan_f32(), y, iszero_f32(y))); }
+  // NumPy (glibc) gives +0 beside the NaN, whatever the zero's sign.
+  if (iszero_f32(x)) { return vec2<f32>(nan_f32(), 0.0f); }
   if (iszero_f32(y)) { return vec2<f32>(x * x, copysign_f32(0.0f, x) * y); }
   if (isinf_f32(x)) {
     if (isfinite_f32(y)) { return vec2<f32>(inf_f32() * cos_f32(y), x * sin_f32(y)); }
@@ -262,6 +285,12 @@ fn c64_asin_kahan(z: vec2<f32>) -> vec2<f32> {
 fn c64_asinh(z: vec2<f32>) -> vec2<f32> {
   let x = z.x;
   let y = z.y;
+  if (isnan_f32(x)) {
+    if (iszero_f32(y)) { return z; }
+    // Annex G leaves the sign open; the host kernels take y's.
+    if (isinf_f32(y)) { return vec2<f32>(copysign_f32(inf_f32(), y), nan_f32()); }
+    return c64_nan();
+  }
   if (isinf_f32(x) || isinf_f32(y)) { return vec2<f32>(copysign_f32(inf_f32(), x), atan2_f32(y, abs(x))); }
   if (isnan_f32(x) || isnan_f32(y)) { return vec2<f32>(nan_f32(), select(nan_f32(), y, iszero_f32(y))); }
   if (max(abs(x), abs(y)) > 1.0e4f) {
@@ -275,6 +304,8 @@ fn c64_asinh(z: vec2<f32>) -> vec2<f32> {
 }
 // asin z = -i asinh(iz).
 fn c64_asin(z: vec2<f32>) -> vec2<f32> {
+  // Annex G leaves the sign open; the host kernels take x's.
+  if (isinf_f32(z.x) && isnan_f32(z.y)) { return vec2<f32>(nan_f32(), copysign_f32(inf_f32(), z.x)); }
   let w = c64_asinh(vec2<f32>(-z.y, z.x));
   return vec2<f32>(w.y, -w.x);
 }
@@ -298,6 +329,8 @@ fn c64_acos(z: vec2<f32>) -> vec2<f32> {
 }
 // acosh z = +-i acos z, the sign making the real part non-negative.
 fn c64_acosh(z: vec2<f32>) -> vec2<f32> {
+  // Annex G: NaN + NaN i for finite x, 0 included (where acos has pi/2).
+  if (isnan_f32(z.y) && isfinite_f32(z.x)) { return c64_nan(); }
   let w = c64_acos(z);
   if (isnan_f32(w.y)) { return vec2<f32>(abs(w.y), w.x); }
   if (signbit_f32(w.y)) { return vec2<f32>(-w.y, w.x); }
@@ -342,6 +375,8 @@ fn c64_atan(z: vec2<f32>) -> vec2<f32> {
 }
 // sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz).
 fn c64_sin(z: vec2<f32>) -> vec2<f32> {
+  // Annex G leaves the sign open; NumPy (glibc) gives +inf.
+  if (!isfinite_f32(z.x) && isinf_f32(z.y)) { return vec2<f32>(nan_f32(), inf_f32()); }
   let w = c64_sinh(vec2<f32>(-z.y, z.x));
   return vec2<f32>(w.y, -w.x);
 }
@@ -366,8 +401,8 @@ pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
         Imag => v("a.y"),
         Conj => v("vec2<f32>(a.x, -a.y)"),
         Negative => v("-a"),
-        Square => v("c64_mul(a, a)"),
-        Reciprocal => v("c64_div(vec2<f32>(1.0f, 0.0f), a)"),
+        Square => v("c64_square(a)"),
+        Reciprocal => v("c64_reciprocal(a)"),
         Sign => v("c64_sign(a)"),
         Round => v("c64_round(a)"),
         IsNan => b("c64_isnan(a)"),
