@@ -5,7 +5,7 @@ use crate::dispatch::{with_any, with_bits, with_float, with_int, with_numeric};
 use crate::element::{Compute, Float, Storage};
 use crate::error::{invalid, KernelError};
 use crate::iter::{GRAIN_CHEAP, GRAIN_HEAVY};
-use crate::map::{map2, Src};
+use crate::map::{map2, Src, Vectorised};
 use crate::tensor::HostTensor;
 use anydev_ops::{BinaryOp, DType, OpCode, Operand};
 
@@ -18,6 +18,13 @@ pub(crate) fn src<'a, T: Storage>(o: &Operand<HostTensor<'a>>) -> Result<Src<'a,
             None => invalid(format!("scalar {s} ({}) where {} is required", s.dtype(), T::DTYPE)),
         },
     }
+}
+
+/// `a / b` in the compute type: a function item, which the dispatched
+/// row loops inline.
+#[inline(always)]
+fn divide<T: Float>(a: T, b: T) -> T {
+    T::down(a.up() / b.up())
 }
 
 /// Runs `out = op(lhs, rhs)`.
@@ -49,7 +56,7 @@ pub(crate) unsafe fn binary(
     macro_rules! run {
         ($T:ty, $O:ty, $grain:expr, $f:expr) => {
             // SAFETY: forwarded from the caller.
-            unsafe { map2::<$T, $T, $O, _>(src(lhs)?, src(rhs)?, out, $grain, $f) }
+            unsafe { map2::<$T, $T, $O, _, _>(src(lhs)?, src(rhs)?, out, $grain, $f) }
         };
     }
     match op {
@@ -74,9 +81,10 @@ pub(crate) unsafe fn binary(
         Add | Subtract | Multiply | FloorDivide | Remainder | Pow => with_numeric!(
             dt,
             |T| match op {
-                Add => run!(T, T, cheap, <T as Num>::add),
-                Subtract => run!(T, T, cheap, <T as Num>::sub),
-                Multiply => run!(T, T, cheap, <T as Num>::mul),
+                // In cache these are limited by vector width, not memory.
+                Add => run!(T, T, Vectorised(cheap), <T as Num>::add),
+                Subtract => run!(T, T, Vectorised(cheap), <T as Num>::sub),
+                Multiply => run!(T, T, Vectorised(cheap), <T as Num>::mul),
                 FloorDivide => run!(T, T, heavy, <T as Num>::floor_div),
                 Remainder => run!(T, T, heavy, <T as Num>::rem),
                 _ => run!(T, T, heavy, <T as Num>::pow),
@@ -86,7 +94,7 @@ pub(crate) unsafe fn binary(
         _ => with_float!(
             dt,
             |T| match op {
-                Divide => run!(T, T, cheap, |a: T, b: T| lift2(a, b, |x, y| x / y)),
+                Divide => run!(T, T, Vectorised(cheap), divide::<T>),
                 Atan2 => run!(T, T, heavy, |a: T, b: T| lift2(a, b, |x, y| x.atan2(y))),
                 Hypot => run!(T, T, heavy, |a: T, b: T| lift2(a, b, |x, y| x.hypot(y))),
                 CopySign => run!(T, T, cheap, |a: T, b: T| lift2(a, b, |x, y| x.copysign(y))),

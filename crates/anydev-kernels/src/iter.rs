@@ -20,11 +20,31 @@ pub(crate) const MAX_DIMS: usize = 64;
 /// Zero strides, for scalars and broadcasts.
 pub(crate) static ZEROS: [isize; MAX_DIMS] = [0; MAX_DIMS];
 
-/// Elements per task below which cheap elementwise work stays on the
-/// calling thread (rayon's fork-join costs a few microseconds).
-pub(crate) const GRAIN_CHEAP: usize = 1 << 15;
-/// The same for transcendental functions, which cost 10-50x more per element.
-pub(crate) const GRAIN_HEAVY: usize = 1 << 12;
+/// Least work worth a parallel task, in picoseconds of one core's time.
+///
+/// Handing work to rayon's pool from outside it wakes sleeping workers
+/// and blocks the caller, some tens of microseconds; when the other
+/// cores are busy a worker may wait a scheduler slice before it runs. A
+/// call splits only when each task gets at least this much work, so a
+/// split that finds no free core costs a small fraction of the call.
+const TASK_PS: usize = 100_000_000;
+
+/// Elements per task for work that costs `ps` picoseconds an element on
+/// one core: [`for_each_row`] stays on the calling thread below two of
+/// them, so the split depends on the call's estimated time (cost per
+/// element times elements), not on its element count alone.
+const fn grain(ps: usize) -> usize {
+    TASK_PS / ps
+}
+
+/// Memory-bound elementwise work (add, divide, casts, copies): about
+/// 0.25 ns an element once the operands leave the caches.
+pub(crate) const GRAIN_CHEAP: usize = grain(250);
+/// Vectorised elementary functions ([`crate::vmath`]): about 1 ns.
+pub(crate) const GRAIN_MATH: usize = grain(1_000);
+/// Functions called element by element (`libm`, integer division,
+/// sorting per lane): about 20 ns.
+pub(crate) const GRAIN_HEAVY: usize = grain(20_000);
 
 /// `K` operands' strides (in bytes) over one collapsed shape.
 #[derive(Clone, Copy)]

@@ -52,6 +52,7 @@ mod scan;
 mod sort;
 mod tensor;
 mod unary;
+mod vmath;
 
 pub use dispatch::{dtypes, supports};
 pub use error::KernelError;

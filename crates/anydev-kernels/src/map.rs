@@ -3,10 +3,11 @@
 //!
 //! Rows from [`for_each_row`] whose operands are contiguous (or scalar
 //! broadcasts, stride 0) run as plain slice loops that the compiler
-//! vectorises; other rows run a strided pointer loop. An output that is
-//! the same memory as an input (in-place ops) is never turned into both a
-//! shared and a mutable slice: such rows are staged through small stack
-//! buffers instead.
+//! vectorises (once per instruction set, picked at run time, where the
+//! op asks for it with [`Vectorised`]); other rows run a strided pointer
+//! loop. An output that is the same memory as an input (in-place ops) is
+//! never turned into both a shared and a mutable slice: such rows are
+//! staged through small stack buffers instead.
 
 use crate::element::Storage;
 use crate::error::{invalid, KernelError};
@@ -104,6 +105,50 @@ unsafe fn read<T: Copy>(p: *mut u8, stride: isize, j: usize) -> T {
     unsafe { *(p.wrapping_offset(j as isize * stride) as *const T) }
 }
 
+/// How a call's dense rows run, chosen by the type of the `plan`
+/// argument of `mapN`: a plain grain (`usize`) compiles them once for
+/// the target's baseline (SSE2 on x86-64); [`Vectorised`] compiles them
+/// once per instruction set and picks at run time.
+pub(crate) trait Plan: Copy {
+    /// Elements per parallel task, as for [`for_each_row`].
+    fn grain(self) -> usize;
+    /// Runs one dense-row loop.
+    fn rows<R>(body: impl FnOnce() -> R) -> R;
+}
+
+impl Plan for usize {
+    fn grain(self) -> usize {
+        self
+    }
+    #[inline(always)]
+    fn rows<R>(body: impl FnOnce() -> R) -> R {
+        body()
+    }
+}
+
+/// Dense rows under the best instruction set the CPU has (AVX-512, AVX2
+/// with FMA, or the baseline), detected at run time: the loop and what
+/// is inlined into it (the element function, [`crate::vmath`]) are
+/// compiled once per set. The element function must be a function item
+/// marked `#[inline(always)]`: a closure may be compiled into another
+/// codegen unit and then runs, called per element, without the set. Rust never contracts `a * b + c` into a fused
+/// multiply-add, so every set computes the same bits. Worth it where
+/// wider vectors pay (arithmetic on operands in cache, division,
+/// [`crate::vmath`]); the three copies cost compile time, so it is
+/// opt-in per op.
+#[derive(Clone, Copy)]
+pub(crate) struct Vectorised(pub usize);
+
+impl Plan for Vectorised {
+    fn grain(self) -> usize {
+        self.0
+    }
+    #[inline(always)]
+    fn rows<R>(body: impl FnOnce() -> R) -> R {
+        pulp::Arch::new().dispatch(body)
+    }
+}
+
 fn overlaps(a: *mut u8, a_len: usize, b: *mut u8, b_len: usize) -> bool {
     let (a, b) = (a as usize, b as usize);
     a < b + b_len && b < a + a_len
@@ -161,10 +206,10 @@ macro_rules! define_map {
         /// Every tensor operand must describe memory valid for the call
         /// (reads for inputs, writes for `out`); `out` may share memory
         /// with an input only with an identical layout.
-        pub(crate) unsafe fn $name<$($A: Storage,)+ O: Storage, F>(
+        pub(crate) unsafe fn $name<$($A: Storage,)+ O: Storage, P: Plan, F>(
             $($a: Src<'_, $A>,)+
             out: &HostTensor<'_>,
-            grain: usize,
+            plan: P,
             f: F,
         ) -> Result<(), KernelError>
         where
@@ -186,7 +231,7 @@ macro_rules! define_map {
             // SAFETY: the caller guarantees the layouts; each row writes
             // only its own output elements.
             unsafe {
-                for_each_row(&sp, base, grain, |_, len, p, s| {
+                for_each_row(&sp, base, plan.grain(), |_, len, p, s| {
                     let o = p[$o] as *mut O;
                     let dense = s[$o] == sizes[$o] as isize
                         $(&& (s[$i] == 0 || s[$i] == sizes[$i] as isize))+;
@@ -201,18 +246,20 @@ macro_rules! define_map {
                         $(|| (s[$i] != 0 && overlaps(p[$i], len * sizes[$i], p[$o], len * sizes[$o])))+;
                     if !alias {
                         let out = std::slice::from_raw_parts_mut(o, len);
-                        $kernel($(arg::<$A>(p[$i], s[$i], len),)+ out, f);
+                        P::rows(#[inline(always)] || $kernel($(arg::<$A>(p[$i], s[$i], len),)+ out, f));
                         return;
                     }
                     $(let mut $a = [<$A>::default(); BLOCK];)+
-                    for start in (0..len).step_by(BLOCK) {
-                        let m = BLOCK.min(len - start);
-                        $kernel(
-                            $(staged(&mut $a, p[$i], s[$i], start, m),)+
-                            std::slice::from_raw_parts_mut(o.add(start), m),
-                            f,
-                        );
-                    }
+                    P::rows(#[inline(always)] || {
+                        for start in (0..len).step_by(BLOCK) {
+                            let m = BLOCK.min(len - start);
+                            $kernel(
+                                $(staged(&mut $a, p[$i], s[$i], start, m),)+
+                                std::slice::from_raw_parts_mut(o.add(start), m),
+                                f,
+                            );
+                        }
+                    });
                 });
             }
             Ok(())

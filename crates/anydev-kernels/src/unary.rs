@@ -2,13 +2,29 @@
 
 use crate::arith::{lift1, Num};
 use crate::dispatch::{with_any, with_bits, with_float, with_numeric};
-use crate::element::Element;
+use crate::element::{Element, Float};
 use crate::error::KernelError;
 use crate::hyperbolic;
-use crate::iter::{GRAIN_CHEAP, GRAIN_HEAVY};
-use crate::map::{map1, Src};
+use crate::iter::{GRAIN_CHEAP, GRAIN_HEAVY, GRAIN_MATH};
+use crate::map::{map1, Src, Vectorised};
 use crate::tensor::HostTensor;
+use crate::vmath::VMath;
 use anydev_ops::{OpCode, UnaryOp};
+
+/// The [`VMath`] functions of storage types, in their compute type, as
+/// function items that the dispatched row loops inline.
+macro_rules! vmath_items {
+    ($($name:ident),*) => {$(
+        #[inline(always)]
+        fn $name<T: Float>(v: T) -> T
+        where
+            T::C: VMath,
+        {
+            lift1(v, VMath::$name)
+        }
+    )*};
+}
+vmath_items!(exp, exp_m1, ln, ln_1p, tanh);
 
 /// Runs `out = op(x)`.
 ///
@@ -23,7 +39,7 @@ pub(crate) unsafe fn unary(op: UnaryOp, x: &HostTensor, out: &HostTensor) -> Res
             dtype: dt,
         })
     };
-    let (cheap, heavy) = (GRAIN_CHEAP, GRAIN_HEAVY);
+    let (cheap, math, heavy) = (GRAIN_CHEAP, Vectorised(GRAIN_MATH), GRAIN_HEAVY);
     macro_rules! run {
         ($T:ty, $grain:expr, $f:expr) => {
             // SAFETY: forwarded from the caller.
@@ -66,16 +82,16 @@ pub(crate) unsafe fn unary(op: UnaryOp, x: &HostTensor, out: &HostTensor) -> Res
                 Atanh => run!(T, heavy, |v: T| lift1(v, hyperbolic::atanh)),
                 Cos => run!(T, heavy, |v: T| lift1(v, |c| c.cos())),
                 Cosh => run!(T, heavy, |v: T| lift1(v, |c| c.cosh())),
-                Exp => run!(T, heavy, |v: T| lift1(v, |c| c.exp())),
-                Expm1 => run!(T, heavy, |v: T| lift1(v, |c| c.exp_m1())),
-                Log => run!(T, heavy, |v: T| lift1(v, |c| c.ln())),
-                Log1p => run!(T, heavy, |v: T| lift1(v, |c| c.ln_1p())),
+                Exp => run!(T, math, exp::<T>),
+                Expm1 => run!(T, math, exp_m1::<T>),
+                Log => run!(T, math, ln::<T>),
+                Log1p => run!(T, math, ln_1p::<T>),
                 Log2 => run!(T, heavy, |v: T| lift1(v, |c| c.log2())),
                 Log10 => run!(T, heavy, |v: T| lift1(v, |c| c.log10())),
                 Sin => run!(T, heavy, |v: T| lift1(v, |c| c.sin())),
                 Sinh => run!(T, heavy, |v: T| lift1(v, |c| c.sinh())),
                 Tan => run!(T, heavy, |v: T| lift1(v, |c| c.tan())),
-                Tanh => run!(T, heavy, |v: T| lift1(v, |c| c.tanh())),
+                Tanh => run!(T, math, tanh::<T>),
                 Sqrt => run!(T, cheap, |v: T| lift1(v, |c| c.sqrt())),
                 Reciprocal => run!(T, cheap, |v: T| lift1(v, |c| 1.0 / c)),
                 _ => unsupported(),
