@@ -6,6 +6,7 @@
 use crate::device::PyDevice;
 use crate::errors::{compute, to_py};
 use anydev::accelerator::{self as acc, Event};
+use anydev::{Stream, StreamGuard};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -50,15 +51,113 @@ fn empty_cache(py: Python<'_>, device: PyDevice) -> PyResult<()> {
     compute(py, || acc::empty_cache(device.0))
 }
 
-/// A point in a device's work, recorded on its current stream when made.
+/// One of a device's streams: work enqueued on one stream runs in order;
+/// work on two streams may overlap unless an event orders it.
+#[pyclass(name = "Stream", module = "anydev.accelerator", frozen, subclass)]
+pub struct PyStream(pub Stream);
+
+#[pymethods]
+impl PyStream {
+    /// A new stream on `device`.
+    #[new]
+    fn new(py: Python<'_>, device: PyDevice) -> PyResult<Self> {
+        compute(py, || acc::new_stream(device.0)).map(PyStream)
+    }
+
+    /// The stream this thread's work on `device` goes to now.
+    #[staticmethod]
+    fn current(py: Python<'_>, device: PyDevice) -> PyResult<Self> {
+        compute(py, || acc::current_stream(device.0)).map(PyStream)
+    }
+
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice(self.0.device())
+    }
+
+    /// Waits until the work enqueued on the stream has completed.
+    fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
+        compute(py, || acc::synchronize_stream(&self.0))
+    }
+
+    /// Makes later work on the stream wait for `event`, without waiting here.
+    fn wait_event(&self, py: Python<'_>, event: &PyEvent) -> PyResult<()> {
+        compute(py, || event.0.wait(&self.0))
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyStream>().is_ok_and(|o| o.get().0.same_as(&self.0))
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.0.device().hash(&mut h);
+        h.finish()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<anydev.accelerator.Stream on {}>", self.0.device())
+    }
+}
+
+/// Makes a stream current for its device on this thread while a `with`
+/// block runs (`anydev.accelerator.stream(s)`); blocks nest.
+#[pyclass(name = "_StreamScope", module = "anydev.accelerator", unsendable)]
+struct StreamScope {
+    stream: Stream,
+    guards: Vec<StreamGuard>,
+}
+
+#[pymethods]
+impl StreamScope {
+    #[new]
+    fn new(stream: &PyStream) -> Self {
+        StreamScope {
+            stream: stream.0.clone(),
+            guards: Vec::new(),
+        }
+    }
+
+    fn __enter__(&mut self) -> PyStream {
+        self.guards.push(StreamGuard::new(&self.stream));
+        PyStream(self.stream.clone())
+    }
+
+    fn __exit__(
+        &mut self,
+        _ty: Option<&Bound<'_, PyAny>>,
+        _value: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) {
+        self.guards.pop();
+    }
+}
+
+/// A point in a device's work, recorded on a stream when made (the
+/// device's current stream unless one is given).
 #[pyclass(name = "Event", module = "anydev.accelerator", frozen)]
 struct PyEvent(Event);
 
 #[pymethods]
 impl PyEvent {
     #[new]
-    fn new(py: Python<'_>, device: PyDevice) -> PyResult<Self> {
-        compute(py, || Event::record(device.0)).map(PyEvent)
+    #[pyo3(signature = (device, stream = None))]
+    fn new(py: Python<'_>, device: PyDevice, stream: Option<&PyStream>) -> PyResult<Self> {
+        match stream {
+            Some(s) if s.0.device() != device.0 => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "the stream is on {} but the event is for {}",
+                s.0.device(),
+                device.0
+            ))),
+            Some(s) => compute(py, || Event::record_on(&s.0)).map(PyEvent),
+            None => compute(py, || Event::record(device.0)).map(PyEvent),
+        }
+    }
+
+    /// Makes later work on `stream` wait for this event.
+    fn wait(&self, py: Python<'_>, stream: &PyStream) -> PyResult<()> {
+        compute(py, || self.0.wait(&stream.0))
     }
 
     #[getter]
@@ -99,6 +198,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     let module = PyModule::new(m.py(), "_accelerator")?;
     module.add_class::<PyEvent>()?;
+    module.add_class::<PyStream>()?;
+    module.add_class::<StreamScope>()?;
     for f in [
         wrap_pyfunction!(device_count, &module)?,
         wrap_pyfunction!(set_default_device, &module)?,

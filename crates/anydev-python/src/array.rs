@@ -1,10 +1,11 @@
 //! The array object: attributes, conversions and device moves. Operators
 //! are in `operators`, indexing in `index`, DLPack in `dlpack`.
 
+use crate::accelerator::PyStream;
 use crate::device::PyDevice;
 use crate::dtype::{python_name, PyDType};
 use crate::errors::{compute, to_py};
-use anydev::{Array, MemoryKind, Scalar};
+use anydev::{Array, Device, MemoryKind, Scalar, Stream, StreamGuard};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -134,6 +135,8 @@ impl PyArray {
 
     /// The array on `device`: itself on its own device, else a copy (or a
     /// view of the same memory where anydev's unified memory allows).
+    /// `stream` (an `anydev.accelerator.Stream` of either device) is the
+    /// stream the copy is ordered on there.
     /// `memory` (an anydev extension: "device", "host_pinned", "managed",
     /// "system") asks for a copy in that kind of memory unless the array
     /// is there already.
@@ -145,19 +148,17 @@ impl PyArray {
         stream: Option<Bound<'_, PyAny>>,
         memory: Option<&str>,
     ) -> PyResult<PyArray> {
-        if stream.is_some() {
-            return Err(PyValueError::new_err(
-                "to_device takes no stream: anydev orders work on each device's own streams",
-            ));
-        }
         let a = &self.inner;
-        match memory {
-            Some(kind) => {
-                let kind: MemoryKind = kind.parse().map_err(to_py)?;
-                compute(py, || a.to_device_in(device.0, kind)).map(PyArray::from)
+        let stream = stream.map(|s| copy_stream(&s, a.device(), device.0)).transpose()?;
+        let kind: Option<MemoryKind> = memory.map(str::parse).transpose().map_err(to_py)?;
+        compute(py, || {
+            let _on = stream.as_ref().map(StreamGuard::new);
+            match kind {
+                Some(kind) => a.to_device_in(device.0, kind),
+                None => a.to_device(device.0),
             }
-            None => compute(py, || a.to_device(device.0)).map(PyArray::from),
-        }
+        })
+        .map(PyArray::from)
     }
 
     /// The kind of memory the array lives in: "device", "host_pinned",
@@ -239,4 +240,27 @@ impl PyArray {
             a.device()
         ))
     }
+}
+
+/// The anydev stream `stream` names for a copy from `from` to `to`: a
+/// stream of either device.
+fn copy_stream(stream: &Bound<'_, PyAny>, from: Device, to: Device) -> PyResult<Stream> {
+    let stream = stream
+        .cast::<PyStream>()
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "stream must be an anydev.accelerator.Stream or None, not {}",
+                stream.get_type()
+            ))
+        })?
+        .get()
+        .0
+        .clone();
+    if stream.device() != from && stream.device() != to {
+        return Err(PyValueError::new_err(format!(
+            "the stream is on {} but the copy goes from {from} to {to}: pass a stream of one of them",
+            stream.device()
+        )));
+    }
+    Ok(stream)
 }

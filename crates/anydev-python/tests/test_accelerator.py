@@ -136,3 +136,61 @@ def test_to_device_in_each_memory_kind_the_device_allocates(device):
     assert x.memory_kind in made
     with pytest.raises(ValueError, match="not one of"):
         x.to_device(device, memory="video")
+
+
+def test_a_stream_scope_sends_this_threads_work_there(device):
+    default = acc.current_stream(device)
+    s = acc.Stream(device)
+    assert s.device == device and s != default and s == s
+    with acc.stream(s) as entered:
+        assert entered == s
+        assert acc.current_stream(device) == s
+        inner = acc.Stream(device)
+        with acc.stream(inner):
+            assert acc.current_stream(device) == inner
+        assert acc.current_stream(device) == s
+        values = np.arange(4096, dtype=np.float32)
+        x = xp.asarray(values, device=device, copy=True)
+        y = x * 3.0
+    assert acc.current_stream(device) == default
+    # Read on the default stream after the write on `s`: ordered for us.
+    np.testing.assert_array_equal(np.asarray((y + 1.0).to_device("cpu:0")), values * 3.0 + 1.0)
+    s.synchronize()
+    with pytest.raises(TypeError, match="Stream"):
+        acc.stream(device)
+
+
+def test_events_order_work_across_streams(device):
+    first, second = acc.Stream(device), acc.Stream(device)
+    values = np.linspace(-1.0, 1.0, 1 << 14, dtype=np.float32)
+    with acc.stream(first):
+        x = xp.asarray(values, device=device, copy=True)
+        y = xp.exp(x)
+    done = acc.Event(stream=first)
+    assert done.device == device
+    done.wait(second)
+    second.wait_event(done)
+    with acc.stream(second):
+        z = y - 1.0
+    second.synchronize()
+    # exp to 1 ulp near 1, then a cancelling subtraction: an absolute bound.
+    np.testing.assert_allclose(np.asarray(z.to_device("cpu:0")), np.exp(values) - 1.0, rtol=1e-6, atol=1e-6)
+    other = [d for d in acc.devices() if d != device]
+    if other:
+        with pytest.raises(ValueError, match="stream"):
+            acc.Event(other[0], stream=first)
+
+
+def test_to_device_orders_the_copy_on_a_given_stream(device):
+    values = np.arange(1000, dtype=np.float32)
+    x = xp.asarray(values, device="cpu:0", copy=True)
+    s = acc.Stream(device)
+    y = x.to_device(device, stream=s)
+    assert y.device == device
+    np.testing.assert_array_equal(np.asarray(y.to_device("cpu:0", stream=acc.Stream("cpu:0"))), values)
+    with pytest.raises(TypeError, match="Stream"):
+        x.to_device(device, stream=7)
+    elsewhere = [d for d in acc.devices() if d not in (device, xp.Device("cpu:0"))]
+    if elsewhere:
+        with pytest.raises(ValueError, match="stream is on"):
+            x.to_device(device, stream=acc.Stream(elsewhere[0]))

@@ -449,7 +449,8 @@ def test_to_device_moves_between_devices(device):
         assert moved.device == other
         np.testing.assert_array_equal(host(moved), [1.0, 2.0])
     assert x.to_device(str(device)).device == device
-    with pytest.raises(ValueError, match="stream"):
+    # A stream is an anydev.accelerator.Stream (test_accelerator.py).
+    with pytest.raises(TypeError, match="stream"):
         x.to_device(device, stream=1)
 
 

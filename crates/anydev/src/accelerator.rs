@@ -1,8 +1,8 @@
 //! The calls device-agnostic code makes about devices, the same for every
 //! backend and plugin (PyTorch's `torch.accelerator` and
 //! `torch.accelerator.memory` are the model): which devices exist, which
-//! one is current, waiting for one, its memory, timing work on it, and its
-//! random generator.
+//! one is current, waiting for one, its streams, its memory, timing work
+//! on it, and its random generator.
 //!
 //! Every function takes the device it is about; asking about one kind
 //! starts that kind's backend only (see the README on lazy start).
@@ -13,7 +13,9 @@ use anydev_core::{Backend, Device, Error, MemoryStats, Result};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use anydev_array::{manual_seed, manual_seed_device, rng_state, set_rng_state};
+pub use anydev_array::{
+    current_stream, manual_seed, manual_seed_device, new_stream, rng_state, set_rng_state, with_stream, StreamGuard,
+};
 pub use anydev_core::random::RngState;
 
 /// Every available device, backends in registration order. Starts every
@@ -64,6 +66,11 @@ pub fn synchronize(device: Device) -> Result<()> {
     backend(device)?.synchronize(device.index())
 }
 
+/// Blocks until all work enqueued on `stream` completes.
+pub fn synchronize_stream(stream: &Stream) -> Result<()> {
+    backend(stream.device())?.synchronize_stream(stream)
+}
+
 /// `device`'s memory: bytes in use and at peak, live allocations, bytes
 /// reserved (in use plus cached), and free and total where the device
 /// knows them.
@@ -108,6 +115,20 @@ impl Event {
 
     pub fn device(&self) -> Device {
         self.event.device()
+    }
+
+    /// Makes work enqueued on `stream` from now on wait until this event
+    /// completes, without blocking the host (`torch.cuda.Event.wait`).
+    /// The stream must be of the event's device kind; another kind's
+    /// backend cannot wait on this event inside its own stream.
+    pub fn wait(&self, stream: &Stream) -> Result<()> {
+        if stream.device().kind() != self.device().kind() {
+            return Err(Error::DeviceMismatch {
+                op: "Event::wait".into(),
+                devices: vec![self.device(), stream.device()],
+            });
+        }
+        self.backend.wait_event(stream, &self.event)
     }
 
     /// Whether the work before the event has completed, without blocking.

@@ -81,14 +81,55 @@ def empty_cache(device=None):
     _native.empty_cache(_device(device))
 
 
+class Stream(_native.Stream):
+    """One of a device's streams (``torch.Stream``): work enqueued on one
+    stream runs in order; work on two streams may overlap unless an event
+    orders it. ``with anydev.accelerator.stream(s):`` sends this thread's
+    work on ``s.device`` there; ``x.to_device(d, stream=s)`` orders a copy
+    on it. Reading and writing arrays across streams is ordered for you."""
+
+    __slots__ = ()
+
+    def __new__(cls, device=None):
+        return super().__new__(cls, _device(device))
+
+    def wait_event(self, event):
+        """Makes later work on this stream wait for ``event``, without
+        waiting here."""
+        super().wait_event(event._event)
+
+
+def current_stream(device=None):
+    """The stream this thread's work on ``device`` goes to now: the
+    innermost ``stream(...)`` block for it, else its default stream."""
+    return _native.Stream.current(_device(device))
+
+
+def stream(s):
+    """A ``with`` block in which this thread's work on ``s.device`` is
+    enqueued on ``s`` (``torch.cuda.stream``); other devices keep theirs.
+    The choice is per thread, as PyTorch's is."""
+    if not isinstance(s, _native.Stream):
+        raise TypeError(f"stream() takes an anydev.accelerator.Stream, not {type(s).__name__}")
+    return _native._StreamScope(s)
+
+
 class Event:
-    """A point in a device's work, recorded on its current stream when
-    made; ``elapsed_time`` gives the milliseconds between two of them."""
+    """A point in a device's work, recorded when made on ``stream`` (by
+    default the device's current stream); ``elapsed_time`` gives the
+    milliseconds between two of them."""
 
     __slots__ = ("_event",)
 
-    def __init__(self, device=None):
-        self._event = _native.Event(_device(device))
+    def __init__(self, device=None, stream=None):
+        if device is None and stream is not None:
+            device = stream.device
+        self._event = _native.Event(_device(device), stream)
+
+    def wait(self, stream=None):
+        """Makes later work on ``stream`` (by default the current stream of
+        the event's device) wait for this event, without waiting here."""
+        self._event.wait(current_stream(self.device) if stream is None else stream)
 
     @property
     def device(self):
@@ -112,7 +153,9 @@ class Event:
 
 __all__ = [
     "Event",
+    "Stream",
     "current_device",
+    "current_stream",
     "device_count",
     "devices",
     "empty_cache",
@@ -123,5 +166,6 @@ __all__ = [
     "memory_stats",
     "reset_peak_memory_stats",
     "set_default_device",
+    "stream",
     "synchronize",
 ]
