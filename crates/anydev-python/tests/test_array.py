@@ -296,15 +296,22 @@ def mixed_key(key, convert):
     return tuple(convert(I) if k == "i" else convert(J) if k == "j" else k for k in key)
 
 
-@pytest.mark.parametrize("key", MIXED_KEYS, ids=repr)
-def test_integer_arrays_mixed_with_basic_indices_match_numpy(device, key):
+def assert_reads_like_numpy(device, key_with):
+    """Reads a 4-d array with the key `key_with(convert)` builds, its index
+    arrays made by `convert`: NumPy's for the reference, anydev's on
+    `device` for the result."""
     a = np.arange(360.0, dtype=np.float32).reshape(3, 4, 5, 6)
     x = xp.asarray(a, device=device)
-    want = a[mixed_key(key, lambda v: v)]
-    got = x[mixed_key(key, lambda v: xp.asarray(v, device=device))]
+    want = a[key_with(lambda v: v)]
+    got = x[key_with(lambda v: xp.asarray(v, device=device))]
     assert got.device == device
     assert got.shape == want.shape
     np.testing.assert_array_equal(host(got), want)
+
+
+@pytest.mark.parametrize("key", MIXED_KEYS, ids=repr)
+def test_integer_arrays_mixed_with_basic_indices_match_numpy(device, key):
+    assert_reads_like_numpy(device, lambda convert: mixed_key(key, convert))
 
 
 # Keys with bool arrays or Python bools among other indices, where NumPy
@@ -347,13 +354,7 @@ def bool_key(key, convert):
 
 @pytest.mark.parametrize("key", BOOL_KEYS, ids=repr)
 def test_bool_indices_mixed_with_others_match_numpy(device, key):
-    a = np.arange(360.0, dtype=np.float32).reshape(3, 4, 5, 6)
-    x = xp.asarray(a, device=device)
-    want = a[bool_key(key, lambda v: v)]
-    got = x[bool_key(key, lambda v: xp.asarray(v, device=device))]
-    assert got.device == device
-    assert got.shape == want.shape
-    np.testing.assert_array_equal(host(got), want)
+    assert_reads_like_numpy(device, lambda convert: bool_key(key, convert))
 
 
 @pytest.mark.parametrize("key", BOOL_KEYS, ids=repr)
