@@ -17,6 +17,8 @@ impl Array {
     /// of the memory (strides in elements, possibly zero or negative).
     /// Writes through the array are writes to the owner's memory, and the
     /// owner's writes show in the array, as between two NumPy views.
+    /// [`Array::share_to`] puts it on another device that reaches host
+    /// memory, still in place.
     ///
     /// Errors: a stride list whose length is not the shape's, an element
     /// outside the memory, or an address not aligned for `dtype` (the host

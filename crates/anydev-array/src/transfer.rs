@@ -247,12 +247,45 @@ impl Array {
         Ok(out)
     }
 
+    /// The array as a view on `device` of the same memory, never a copy,
+    /// whatever the unified-memory setting: the explicit form of what
+    /// [`Array::to_device`] does by itself with unified memory on. It is
+    /// how memory lent with [`Array::from_foreign_host`] reaches a device
+    /// other than `cpu:0` in place. Writes through either array are seen
+    /// by the other, in the order of the devices' work.
+    ///
+    /// To its own device it is the array itself. Memory `device` cannot
+    /// use in place (the table in [`anydev_core::reach`]: a discrete GPU
+    /// and plain host memory, say) is [`Error::FeatureUnsupported`]; copy
+    /// it with [`Array::to_device`] instead.
+    pub fn share_to(&self, device: Device) -> Result<Array> {
+        if device == self.device() {
+            return Ok(self.clone());
+        }
+        let target = self.ctx().sibling(device)?;
+        let shared = self.map_onto(&target)?.ok_or_else(|| Error::FeatureUnsupported {
+            feature: format!("using {} memory of {} in place", self.memory_kind(), self.device()),
+            device,
+            reason: "it cannot reach that memory (its capabilities pageable_memory_access, managed_memory \
+                     and host_accessible_memory say what it reaches); copy the array with to_device"
+                .into(),
+        })?;
+        target.runtime.transfers().record_shared();
+        Ok(shared)
+    }
+
     /// The array as a view on `target` of the same memory, when unified
     /// memory is on and `target` reaches it; `None` when it must be copied.
     fn share_with(&self, target: &Arc<DeviceCtx>) -> Result<Option<Array>> {
         if !target.runtime.unified_memory()? {
             return Ok(None);
         }
+        self.map_onto(target)
+    }
+
+    /// The array as a view on `target` of the same memory when `target`
+    /// reaches it, else `None`.
+    fn map_onto(&self, target: &Arc<DeviceCtx>) -> Result<Option<Array>> {
         let buffer = self.buffer();
         // A mapping going back to the device that owns its memory: the
         // array it was made from holds that memory already.

@@ -83,7 +83,8 @@ pub trait Allocation: Any + Send + Sync {
 /// file, a buffer from C), lent to anydev without a copy. It lives as long
 /// as its `owner`, which is dropped when anydev no longer needs the memory:
 /// an owner holding a reference count or a deleter gives it back then.
-/// Only backends whose kernels run on the host accept it (`cpu`).
+/// The `cpu` backend holds it; other devices that reach host memory use
+/// it through a mapping of that buffer (`Array::share_to`).
 pub struct ForeignHost {
     ptr: std::ptr::NonNull<u8>,
     len: usize,

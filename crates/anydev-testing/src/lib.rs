@@ -20,6 +20,7 @@ pub mod cases;
 pub mod conformance;
 pub mod isolated;
 pub mod known;
+pub mod lent;
 pub mod locate;
 pub mod philox;
 pub mod reference;

@@ -1,13 +1,15 @@
 //! The accelerator API (`anydev::accelerator`) on every device: counts,
 //! the current device, memory accounting with peak reset and cache
-//! release, events and their timing, and per-device random generators.
+//! release, events and their timing, per-device random generators, and
+//! memory another library owns used in place.
 
 use crate::case::{check, check_eq, Case, CaseCtx, Failure, Need};
+use crate::lent;
 use crate::reference as r;
 use anydev::accelerator::{self as acc, Event, RngState};
 use anydev_array::{self as ad, Array, Spec};
 use anydev_core::capability::keys;
-use anydev_core::ops::OpCode;
+use anydev_core::ops::{BinaryOp, OpCode};
 use anydev_core::{with_device, DType, Error, MemoryAdvice, MemoryKind};
 use std::time::Instant;
 
@@ -26,6 +28,9 @@ pub fn cases() -> Vec<Case> {
         Case::new("accelerator::arrays_in_every_memory_kind", memory_kinds)
             .needs(Need::Op(OpCode::Fill, Some(DType::F32))),
         Case::new("accelerator::a_kind_the_device_lacks_is_refused", missing_memory_kind),
+        Case::new("accelerator::foreign_host_memory_in_place", foreign_host_memory)
+            .op(OpCode::Binary(BinaryOp::Multiply))
+            .op(OpCode::Copy),
     ]
 }
 
@@ -95,6 +100,59 @@ fn missing_memory_kind(ctx: &CaseCtx) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Host memory another library lends (`from_foreign_host`) is used in
+/// place on a device that reaches host memory (`share_to`): ops there read
+/// it, writes there reach the owner, and the owner gets it back when the
+/// last view goes. A device that cannot reach it refuses, pointing to
+/// `to_device`, which copies it instead.
+fn foreign_host_memory(ctx: &CaseCtx) -> Result<(), Failure> {
+    let values: Vec<f32> = (0..100).map(|i| i as f32 - 50.5).collect();
+    let expected: Vec<f64> = values.iter().map(|&v| f64::from(v)).collect();
+    let doubled: Vec<f64> = expected.iter().map(|v| 2.0 * v).collect();
+    let (memory, returned) = lent::lend(&values);
+    let host = Array::from_foreign_host(memory, DType::F32, &[100], &[1], 0)?;
+    let reaches = ctx.runtime.capabilities(ctx.device)?.flag(keys::PAGEABLE_MEMORY_ACCESS);
+    let written = match (reaches, host.share_to(ctx.device)) {
+        (true, Ok(shared)) => {
+            check_eq("the device of the shared array", ctx.device, shared.device())?;
+            r::check_array("lent memory read on the device", &[100], &expected, &shared)?;
+            shared.assign(&shared.multiply(2.0)?)?;
+            r::check_array("the lent memory after a write on the device", &[100], &doubled, &host)?;
+            doubled
+        }
+        (false, Err(Error::FeatureUnsupported { device, reason, .. }))
+            if device == ctx.device && reason.contains("to_device") =>
+        {
+            let copy = host.to_device(ctx.device)?;
+            copy.assign(&copy.multiply(2.0)?)?;
+            r::check_array("a copy of the lent memory", &[100], &doubled, &copy)?;
+            expected
+        }
+        (reaches, got) => {
+            return Err(Failure::new(
+                "share_to of lent host memory",
+                format!(
+                    "a view on the device when pageable_memory_access is true, FeatureUnsupported naming \
+                     to_device when false (it is {reaches})"
+                ),
+                format!("{got:?}"),
+            ))
+        }
+    };
+    check_eq("the owner's memory while anydev holds it", None, returned.words())?;
+    drop(host);
+    acc::synchronize(ctx.device)?;
+    let words = returned.words().ok_or_else(|| {
+        Failure::new(
+            "the owner's memory after the last view went",
+            "given back",
+            "still held",
+        )
+    })?;
+    let seen: Vec<f64> = words[..100].iter().map(|&v| f64::from(v)).collect();
+    check_eq("what the owner got back", written, seen)
 }
 
 fn counts_and_availability(ctx: &CaseCtx) -> Result<(), Failure> {
