@@ -9,6 +9,7 @@
 //! `cpu` kernels are `anydev_numerics`' (rustfft's and realfft's
 //! transforms), which the simulator plugin runs for the same ops.
 
+use super::composed;
 use crate::array::Array;
 use crate::extension::{self as ext, AttrKind, Attrs, OpDef};
 use anydev_core::extension::TensorMeta;
@@ -83,12 +84,12 @@ pub(crate) fn defined() -> Result<()> {
                 (
                     "c2c",
                     vec![scale.clone(), ("inverse".to_owned(), AttrKind::Bool)],
-                    Arc::new(c2c_rule) as Arc<ext::ShapeRule>,
                 ),
-                ("r2c", vec![scale.clone()], Arc::new(r2c_rule)),
-                ("c2r", vec![scale, ("n".to_owned(), AttrKind::Int)], Arc::new(c2r_rule)),
+                ("r2c", vec![scale.clone()]),
+                ("c2r", vec![scale, ("n".to_owned(), AttrKind::Int)]),
             ];
-            for (name, attrs, shape_rule) in ops {
+            for (name, attrs) in ops {
+                let shape_rule = Arc::new(rule(name)) as Arc<ext::ShapeRule>;
                 let name = format!("fft::{name}");
                 let kernel = ext::numerics_kernel(&name);
                 ext::define_host_op(
@@ -106,8 +107,29 @@ pub(crate) fn defined() -> Result<()> {
         .clone()
 }
 
-/// Calls `fft::<name>` on `x` (made contiguous by the call).
+/// The shape rule of `fft::<name>`.
+fn rule(name: &str) -> fn(&[TensorMeta], &Attrs) -> Result<Vec<TensorMeta>> {
+    match name {
+        "c2c" => c2c_rule,
+        "r2c" => r2c_rule,
+        _ => c2r_rule,
+    }
+}
+
+/// Runs `fft::<name>` on `x`: through the op where the device runs it (a
+/// kernel for its kind, or its plugin's own), else composed from the
+/// device's array ops ([`composed`]), after the same shape rule.
 pub(super) fn call(name: &str, x: &Array, attrs: &Attrs) -> Result<Array> {
     defined()?;
-    Ok(ext::call(&format!("fft::{name}"), &[x], attrs)?.swap_remove(0))
+    let op = format!("fft::{name}");
+    if ext::device_ops_in(x.ctx().runtime, x.device())?.contains(&op) {
+        return Ok(ext::call(&op, &[x], attrs)?.swap_remove(0));
+    }
+    rule(name)(&[TensorMeta::new(x.dtype(), x.shape())], attrs)?;
+    let scale = attrs.float("scale")?;
+    match name {
+        "c2c" => composed::c2c(x, attrs.bool("inverse")?, scale),
+        "r2c" => composed::r2c(x, scale),
+        _ => composed::c2r(x, attrs.int("n")? as usize, scale),
+    }
 }

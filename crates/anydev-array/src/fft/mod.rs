@@ -7,10 +7,11 @@
 //! transformed axis last, pads or truncates it to the requested length,
 //! picks the scale of the normalization mode, and composes the
 //! n-dimensional and Hermitian transforms from those three. Their `cpu`
-//! kernels are rustfft's and realfft's ([`kernels`]); on another device
-//! kind a transform is `NoKernel` naming the op, the device and `cpu`,
-//! and nothing moves to the host unless the caller opts in
-//! (`extension::set_host_fallback`).
+//! kernels are rustfft's and realfft's ([`kernels`]), and a plugin may
+//! implement them for its devices (the simulator does); on any other
+//! device the three are composed from the device's own array ops
+//! (`composed`: radix-2 and Bluestein), so a transform runs on every
+//! device with complex arithmetic and nothing moves to the host.
 //!
 //! Dtypes: complex input keeps its dtype; real floating-point input is
 //! taken as complex of the same precision (`f32` gives `c64`); integer
@@ -18,6 +19,7 @@
 //! The real transforms need real input and give `c64`/`c128`; their
 //! inverses give `f32`/`f64`.
 
+mod composed;
 mod freq;
 pub(crate) mod kernels;
 

@@ -1,20 +1,44 @@
 //! The `fft` extension: the transforms against a direct O(n²) DFT in
-//! f64, where the device's kind has the kernels (elsewhere each is
-//! `NoKernel` naming the device and `cpu`); sample frequencies against
+//! f64, on every device with complex arithmetic (through the device's
+//! kernels where its kind has them, else composed from its array ops, at
+//! lengths that take both the radix-2 and the Bluestein path); sample frequencies against
 //! NumPy's definition (`results * (1 / (n * d))`, computed here in f64 and
 //! rounded once), and the shifts against index arithmetic.
 
 use crate::case::{check, check_eq, expect_err, Case, CaseCtx, Failure, Need};
-use crate::cases::linalg_ext::factorized;
 use crate::reference::{self as r, check_array};
 use anydev_array::fft::Norm;
 use anydev_array::{self as ad, fft, Array, Complex32, Complex64};
-use anydev_core::ops::{BinaryOp, OpCode};
-use anydev_core::{DType, Error};
+use anydev_core::ops::{BinaryOp, OpCode, UnaryOp};
+use anydev_core::{DType, Device, Error};
+
+/// What a complex transform dispatches where it is composed from the
+/// device's ops, for the case's (complex) dtype.
+fn composed(case: Case) -> Case {
+    case.op(OpCode::Binary(BinaryOp::Multiply))
+        .op(OpCode::Binary(BinaryOp::Add))
+        .op(OpCode::Binary(BinaryOp::Subtract))
+        .op(OpCode::Unary(UnaryOp::Conj))
+        .op(OpCode::Unary(UnaryOp::Real))
+        .op(OpCode::Copy)
+        .op(OpCode::Fill)
+        .op(OpCode::Cast)
+}
 
 pub fn cases() -> Vec<Case> {
     let i64_op = |op| Need::Op(op, Some(DType::I64));
-    vec![
+    // One case per precision: the transforms of real input need the real
+    // dtype and its cast too.
+    let transforms = [(DType::C64, DType::F32), (DType::C128, DType::F64)].map(|(complex, real)| {
+        composed(Case::new(
+            format!("fft::transforms_match_the_dft_{real}"),
+            transforms_match_the_dft,
+        ))
+        .dtypes(&[complex])
+        .needs(Need::DType(real))
+        .needs(Need::Op(OpCode::Cast, Some(real)))
+    });
+    let mut cases = vec![
         Case::new("fft::frequencies", frequencies)
             .dtypes(&[DType::F32, DType::F64])
             .op(OpCode::Binary(BinaryOp::Multiply))
@@ -27,12 +51,10 @@ pub fn cases() -> Vec<Case> {
         Case::new("fft::shifts", shifts)
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Copy),
-        // The case's dtype is the complex one; what runs depends on
-        // whether the device's kind has the kernels.
-        Case::new("fft::transforms_match_the_dft", transforms_match_the_dft)
-            .dtypes(&[DType::C64, DType::C128])
-            .asks_support_itself(),
-    ]
+        composed(Case::new("fft::long_transforms", long_transforms)).dtypes(&[DType::C64, DType::C128]),
+    ];
+    cases.extend(transforms);
+    cases
 }
 
 /// The elements of a complex array as `(re, im)` pairs in f64.
@@ -87,16 +109,7 @@ fn transforms_match_the_dft(ctx: &CaseCtx) -> Result<(), Failure> {
     let tol = if dtype == DType::F32 { 1e-5 } else { 1e-12 };
     let values = r::sample(dtype, 7, 11);
     let x = r::array(&values, &[7], dtype, dev)?;
-    let Some(spectrum) = factorized(dev, fft::fft(&x, None, -1, Norm::Backward))? else {
-        // No kernel for this kind: the other transforms say so too.
-        for result in [
-            fft::rfft(&x, None, -1, Norm::Backward),
-            fft::ifft(&x, None, -1, Norm::Backward),
-        ] {
-            factorized(dev, result)?;
-        }
-        return Ok(());
-    };
+    let spectrum = fft::fft(&x, None, -1, Norm::Backward)?;
     check_eq("fft of real input is complex", complex, spectrum.dtype())?;
     let want = dft(&real(&values), false, 1.0);
     near("fft (n = 7)", &want, &complex_values(&spectrum)?, tol)?;
@@ -206,6 +219,38 @@ fn transforms_match_the_dft(ctx: &CaseCtx) -> Result<(), Failure> {
         matches!(e, Error::InvalidArgument { .. })
     })?;
     Ok(())
+}
+
+/// Lengths of a thousand points, batched: a power of two (ten radix-2
+/// halvings where the transform is composed) and a length with a large
+/// prime factor (Bluestein over 2048 points), forward and back.
+fn long_transforms(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (complex, dev) = (ctx.dtype(), ctx.device);
+    let tol = if complex == DType::C64 { 2e-5 } else { 1e-12 };
+    for n in [1024usize, 998] {
+        let re = r::sample(DType::F64, 2 * n, 3);
+        let im = r::sample(DType::F64, 2 * n, 5);
+        let signal: Vec<Complex64> = re.iter().zip(&im).map(|(&a, &b)| Complex64::new(a, b)).collect();
+        let x = complex_array(&signal, &[2, n], complex, dev)?;
+        let got = complex_values(&fft::fft(&x, None, -1, Norm::Backward)?)?;
+        for (row, (input, output)) in signal.chunks(n).zip(got.chunks(n)).enumerate() {
+            near(&format!("fft (n = {n}), row {row}"), &dft(input, false, 1.0), output, tol)?;
+        }
+        let back = fft::ifft(&fft::fft(&x, None, -1, Norm::Ortho)?, None, -1, Norm::Ortho)?;
+        near(&format!("ifft(fft(x)) (n = {n}, ortho)"), &signal, &complex_values(&back)?, tol)?;
+    }
+    Ok(())
+}
+
+/// `values` as an array of complex `dtype`, rounded once.
+fn complex_array(values: &[Complex64], shape: &[usize], dtype: DType, dev: Device) -> Result<Array, Failure> {
+    Ok(match dtype {
+        DType::C64 => {
+            let narrow: Vec<Complex32> = values.iter().map(|v| Complex32::new(v.re as f32, v.im as f32)).collect();
+            Array::from_vec(narrow, shape, dev)?
+        }
+        _ => Array::from_slice(values, shape, dev)?,
+    })
 }
 
 fn frequencies(ctx: &CaseCtx) -> Result<(), Failure> {
