@@ -9,7 +9,7 @@ mod support;
 use anydev_array::fft::Norm;
 use anydev_array::{self as ad, extension as ext, Array};
 use anydev_core::{DType, Device, Error, Runtime};
-use support::runtime_with;
+use support::{run_sim_cases, runtime_with};
 
 fn dev(text: &str) -> Device {
     text.parse().unwrap()
@@ -200,4 +200,17 @@ fn refuse_ops_takes_a_factorization_off_the_list() {
         assert_eq!(got, [(2.0, 0.0), (2.0, 0.0), (4.0, 0.0), (-4.0, 0.0)]);
         assert_eq!(ad::det(&x).unwrap().to_vec::<f32>().unwrap(), [8.0]);
     });
+}
+
+/// With the transforms' ops refused, the fft functions are composed from
+/// the simulator's own array ops: the device-generic transform cases pass
+/// that way too, in both precisions (wgpu, the other device they compose
+/// on in the suite, has no c128).
+#[test]
+fn the_fft_cases_pass_composed_from_array_ops() {
+    let options = r#"{"refuse_ops": ["fft::c2c", "fft::r2c", "fft::c2r"]}"#;
+    let rt = runtime("numerics-composed-fft", options);
+    let listed = ext::device_ops_in(rt, dev("sim:0")).unwrap();
+    assert!(!listed.iter().any(|o| o.starts_with("fft::")), "{listed:?}");
+    run_sim_cases(rt, "fft::");
 }

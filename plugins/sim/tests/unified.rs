@@ -8,7 +8,7 @@ mod support;
 
 use anydev_array::{self as ad, Array};
 use anydev_core::{Device, MemoryKind, Runtime, TransferStats};
-use support::runtime_with;
+use support::{run_sim_cases, runtime_with};
 
 fn dev(text: &str) -> Device {
     text.parse().unwrap()
@@ -197,31 +197,6 @@ fn freeing_host_memory_a_device_still_reads_is_safe() {
 /// runs them on the discrete simulator.
 #[test]
 fn the_accelerator_cases_pass_in_unified_mode() {
-    use anydev_testing::runner::{Outcome, Plan};
     let rt = runtime("unified-accelerator", r#"{"unified": true}"#, false);
-    let devices: Vec<Device> = rt
-        .devices()
-        .into_iter()
-        .filter(|d| d.kind().as_str() == "sim")
-        .collect();
-    assert!(!devices.is_empty());
-    let plan = Plan {
-        runtime: rt,
-        devices: devices.clone(),
-        under_test: devices,
-        extra_known: Default::default(),
-    };
-    let cases: Vec<_> = anydev_testing::cases::all()
-        .into_iter()
-        .filter(|case| case.name.starts_with("accelerator::"))
-        .collect();
-    let mut ran = 0;
-    for trial in plan.trials(&cases).unwrap() {
-        match plan.run(&trial) {
-            Outcome::Pass => ran += 1,
-            Outcome::Skip(_) => {}
-            other => panic!("{}: {}", trial.name, other.reason()),
-        }
-    }
-    assert!(ran >= cases.len(), "every case ran on some device ({ran} runs)");
+    run_sim_cases(rt, "accelerator::");
 }

@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use anydev_core::plugin::PluginConfig;
-use anydev_core::{BackendProvider, Runtime, RuntimeConfig};
+use anydev_core::{BackendProvider, Device, Runtime, RuntimeConfig};
 use std::path::{Path, PathBuf};
 
 /// The simulator library, found (or built) by the shared locator.
@@ -55,4 +55,37 @@ pub fn runtime_with(test: &str, options: &str, builtins: Vec<BackendProvider>) -
 /// A runtime with only the simulator, discovered through its manifest.
 pub fn sim_runtime(test: &str, options: &str) -> Runtime {
     runtime_with(test, options, Vec::new())
+}
+
+/// Runs the device-generic cases whose names start with `prefix` on the
+/// simulated devices of `runtime`, failing on any failure, and checks that
+/// each case ran on some device; returns how many runs passed.
+pub fn run_sim_cases(runtime: &'static Runtime, prefix: &str) -> usize {
+    use anydev_testing::runner::{Outcome, Plan};
+    let devices: Vec<Device> = runtime
+        .devices()
+        .into_iter()
+        .filter(|d| d.kind().as_str() == "sim")
+        .collect();
+    assert!(!devices.is_empty());
+    let plan = Plan {
+        runtime,
+        devices: devices.clone(),
+        under_test: devices,
+        extra_known: Default::default(),
+    };
+    let cases: Vec<_> = anydev_testing::cases::all()
+        .into_iter()
+        .filter(|case| case.name.starts_with(prefix))
+        .collect();
+    let mut ran = 0;
+    for trial in plan.trials(&cases).unwrap() {
+        match plan.run(&trial) {
+            Outcome::Pass => ran += 1,
+            Outcome::Skip(_) => {}
+            other => panic!("{}: {}", trial.name, other.reason()),
+        }
+    }
+    assert!(ran >= cases.len(), "every case ran on some device ({ran} runs)");
+    ran
 }
