@@ -5,7 +5,8 @@
 //!
 //! Every module is the prelude (`prelude.cu`: storage types, exact f16/bf16
 //! conversions, the integer and float semantics of the host kernels, the
-//! launch parameter blocks) followed by generated kernels. The expressions
+//! launch parameter blocks; `complex.cu`: complex numbers as the host
+//! kernels compute them) followed by generated kernels. The expressions
 //! of the elementwise ops come from one table ([`exprs`]).
 //!
 //! Elementwise kernels come in four variants, picked per launch:
@@ -21,7 +22,7 @@ use std::fmt::Write;
 use ty::Ty;
 
 /// The common prelude of every module.
-pub const PRELUDE: &str = include_str!("prelude.cu");
+pub const PRELUDE: &str = concat!(include_str!("prelude.cu"), include_str!("complex.cu"));
 
 /// The most dims a kernel handles after dims are merged (`ANYDEV_MAXD`).
 pub const MAX_DIMS: usize = 12;

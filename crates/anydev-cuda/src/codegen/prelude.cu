@@ -1,8 +1,8 @@
 // anydev CUDA prelude: storage types, exact f16/bf16 conversions, the
 // scalar semantics shared with the host kernels (anydev-kernels), launch
-// parameter blocks and block-level reduction helpers. Every generated
-// module starts with this text; it needs no headers, so NVRTC compiles it
-// without a CUDA toolkit installed.
+// parameter blocks and block-level reduction helpers; complex.cu follows
+// it. Every generated module starts with this text; it needs no headers,
+// so NVRTC compiles it without a CUDA toolkit installed.
 
 typedef signed char i8;
 typedef short i16;
