@@ -40,7 +40,7 @@ pub enum ModuleKey {
     Binary(DType),
     /// Casts from this dtype to every other.
     Cast(DType),
-    /// copy, fill and where for elements of this many bytes.
+    /// copy, fill and where for elements of this many bytes (1 to 16).
     Bytes(usize),
     Arange(DType),
     Random(DType),
@@ -48,7 +48,7 @@ pub enum ModuleKey {
     Scan(DType),
     Sort(DType),
     Search(DType),
-    /// take for elements of this many bytes.
+    /// take for elements of this many bytes (1 to 16).
     Take(usize),
     Nonzero(DType),
     Matmul(DType),
@@ -94,13 +94,17 @@ impl ModuleKey {
                 all.push(ModuleKey::Random(d));
             }
         }
-        for s in [1, 2, 4, 8] {
+        for s in ELEMENT_SIZES {
             all.push(ModuleKey::Bytes(s));
             all.push(ModuleKey::Take(s));
         }
         all
     }
 }
+
+/// The element sizes of the byte movers' modules ([`ModuleKey::Bytes`],
+/// [`ModuleKey::Take`]).
+pub const ELEMENT_SIZES: [usize; 5] = [1, 2, 4, 8, 16];
 
 /// Elements per thread of the vectorised variant for operands of these
 /// sizes: one 16-byte access for the widest.
@@ -571,7 +575,7 @@ fn take_module(s: &mut String, size: usize) {
     for (variant, index) in [("s", "u32"), ("l", "u64")] {
         let _ = writeln!(
             s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) take_{variant}(EwParams p, const i64* __restrict__ idx, const {b}* __restrict__ x, {b}* __restrict__ o, i64 xs, i64 len) {{\n    for (u64 i = global_thread(); i < p.n; i += grid_threads()) {{\n        i64 off[ANYDEV_MAXOPS];\n        ew_offsets<{index}>(p, ({index})i, 3, off);\n        i64 v = idx[off[0]];\n        if (v < 0) v += len;\n        o[off[2]] = (v >= 0 && v < len) ? x[off[1] + v * xs] : ({b})0;\n    }}\n}}"
+            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) take_{variant}(EwParams p, const i64* __restrict__ idx, const {b}* __restrict__ x, {b}* __restrict__ o, i64 xs, i64 len) {{\n    for (u64 i = global_thread(); i < p.n; i += grid_threads()) {{\n        i64 off[ANYDEV_MAXOPS];\n        ew_offsets<{index}>(p, ({index})i, 3, off);\n        i64 v = idx[off[0]];\n        if (v < 0) v += len;\n        o[off[2]] = (v >= 0 && v < len) ? x[off[1] + v * xs] : {b}();\n    }}\n}}"
         );
     }
 }

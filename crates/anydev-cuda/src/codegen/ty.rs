@@ -186,13 +186,15 @@ impl Ty {
     }
 }
 
-/// The unsigned integer C type of `size` bytes.
+/// The unsigned integer C type of `size` bytes (`b128`, two 64-bit
+/// words, for 16).
 pub fn bits_type(size: usize) -> &'static str {
     match size {
         1 => "u8",
         2 => "u16",
         4 => "u32",
-        _ => "u64",
+        8 => "u64",
+        _ => "b128",
     }
 }
 
