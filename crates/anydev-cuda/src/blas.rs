@@ -1,7 +1,8 @@
 //! Matmul: cuBLAS (`cublasGemmStridedBatchedEx`) for f16, bf16, f32 and
 //! f64 when the library is present and the operands have layouts it
 //! reads (one unit stride per matrix); the generated kernel otherwise
-//! (integers, no cuBLAS, unusual strides or sizes beyond 32-bit).
+//! (integers, complex numbers, no cuBLAS, unusual strides or sizes beyond
+//! 32-bit).
 //!
 //! cuBLAS is column-major. A row-major product `C = A B` is computed as
 //! the column-major product `C^T = B^T A^T`: a row-major matrix is the

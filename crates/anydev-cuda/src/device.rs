@@ -203,7 +203,7 @@ impl CudaDevice {
 
     pub fn capabilities(&self, kind: anydev_core::DeviceKind) -> Capabilities {
         let mut caps = Capabilities::new();
-        caps.set_dtypes(&crate::codegen::dtypes().collect::<Vec<_>>());
+        caps.set_dtypes(&anydev_core::DType::ALL);
         caps.set(keys::MAX_ALLOCATION_BYTES, CapValue::I64(self.total_memory as i64));
         caps.set(keys::COMPUTE_UNITS, CapValue::I64(self.sm_count as i64));
         caps.set(

@@ -20,25 +20,17 @@ use std::ffi::c_void;
 pub fn supports(op: anydev_core::ops::OpCode, dtype: DType) -> bool {
     use anydev_core::ops::OpCode;
     use codegen::{exprs, ty::Ty};
-    if !codegen::dtypes().any(|d| d == dtype) {
-        return false;
-    }
     let t = Ty::of(dtype);
     match op {
         OpCode::Unary(u) => exprs::unary(u, t).is_some(),
         OpCode::Binary(b) => exprs::binary(b, t).is_some(),
         OpCode::Reduce(r) => codegen::reduce_supported(r, dtype),
-        OpCode::Scan(_) | OpCode::Matmul | OpCode::Arange => dtype != DType::Bool,
+        OpCode::Scan(_) | OpCode::Matmul => dtype != DType::Bool,
+        OpCode::Arange => dtype != DType::Bool && !dtype.is_complex(),
         OpCode::Random => dtype.is_float(),
-        OpCode::Cast
-        | OpCode::Where
-        | OpCode::Copy
-        | OpCode::Fill
-        | OpCode::Take
-        | OpCode::Sort
-        | OpCode::Argsort
-        | OpCode::SearchSorted
-        | OpCode::Nonzero => true,
+        // Complex numbers have no order.
+        OpCode::Sort | OpCode::Argsort | OpCode::SearchSorted => !dtype.is_complex(),
+        OpCode::Cast | OpCode::Where | OpCode::Copy | OpCode::Fill | OpCode::Take | OpCode::Nonzero => true,
     }
 }
 

@@ -2,7 +2,9 @@
 //! values (`a`, `b`) that yields the output's storage value. The semantics
 //! are those of the host kernels (anydev-kernels' `arith.rs`, `unary.rs`,
 //! `binary.rs`): NumPy 2 integer rules, NaN-propagating min/max, f16/bf16
-//! computed in f32 and rounded once.
+//! computed in f32 and rounded once, complex numbers computed in c128 by
+//! the prelude's port of the host's `complex/math.rs` and rounded once
+//! per component.
 //!
 //! `None` means the op is not defined for the dtype; the table is the same
 //! as `anydev_kernels::supports`, which a unit test checks.
@@ -22,6 +24,9 @@ fn lift2(t: Ty, f: impl Fn(&str, &str) -> String) -> String {
 /// The expression of `op(a)`, or `None` when `op` is undefined for `t`.
 pub fn unary(op: UnaryOp, t: Ty) -> Option<String> {
     use UnaryOp::*;
+    if t.is_complex() {
+        return complex_unary(op, t);
+    }
     let s = t.storage();
     let w = t.wide();
     let (float, int, boolean) = (t.is_float(), t.is_int(), t.is_bool());
@@ -90,6 +95,9 @@ pub fn unary(op: UnaryOp, t: Ty) -> Option<String> {
 /// The expression of `op(a, b)`, or `None` when `op` is undefined for `t`.
 pub fn binary(op: BinaryOp, t: Ty) -> Option<String> {
     use BinaryOp::*;
+    if t.is_complex() {
+        return complex_binary(op, t);
+    }
     let s = t.storage();
     let w = t.wide();
     let (float, int, boolean) = (t.is_float(), t.is_int(), t.is_bool());
@@ -153,4 +161,64 @@ pub fn binary(op: BinaryOp, t: Ty) -> Option<String> {
         _ => return None,
     };
     Some(e)
+}
+
+/// [`unary`] for c64 and c128: the predicates look at both components,
+/// `abs` is rounded to the component dtype, `real` and `imag` read one
+/// component, and everything else is the prelude's `c_*` function of the
+/// same name, computed in c128. Nothing that needs an order.
+fn complex_unary(op: UnaryOp, t: Ty) -> Option<String> {
+    use UnaryOp::*;
+    let function = match op {
+        IsNan => return Some("(u8)(m_isnan(a.re) || m_isnan(a.im))".into()),
+        IsInf => return Some("(u8)(m_isinf(a.re) || m_isinf(a.im))".into()),
+        IsFinite => return Some("(u8)(m_isfinite(a.re) && m_isfinite(a.im))".into()),
+        Real => return Some("a.re".into()),
+        Imag => return Some("a.im".into()),
+        Abs => return Some(super::ty::from_f64(t.component(), &format!("c_abs({})", t.up("a")))),
+        Floor | Ceil | Trunc | SignBit | BitwiseInvert | LogicalNot => return None,
+        Negative => "c_negative",
+        Conj => "c_conj",
+        Square => "c_square",
+        Round => "c_round",
+        Sign => "c_sign",
+        Reciprocal => "c_reciprocal",
+        Sqrt => "c_sqrt",
+        Exp => "c_exp",
+        Expm1 => "c_expm1",
+        Log => "c_log",
+        Log1p => "c_log1p",
+        Log2 => "c_log2",
+        Log10 => "c_log10",
+        Sin => "c_sin",
+        Cos => "c_cos",
+        Tan => "c_tan",
+        Sinh => "c_sinh",
+        Cosh => "c_cosh",
+        Tanh => "c_tanh",
+        Asin => "c_asin",
+        Acos => "c_acos",
+        Atan => "c_atan",
+        Asinh => "c_asinh",
+        Acosh => "c_acosh",
+        Atanh => "c_atanh",
+    };
+    Some(lift1(t, |x| format!("{function}({x})")))
+}
+
+/// [`binary`] for c64 and c128: arithmetic and `pow` in c128 (the
+/// prelude's `c_*`), and component-wise equality.
+fn complex_binary(op: BinaryOp, t: Ty) -> Option<String> {
+    use BinaryOp::*;
+    let function = match op {
+        Equal => return Some("(u8)c_equal(a, b)".into()),
+        NotEqual => return Some("(u8)!c_equal(a, b)".into()),
+        Add => "c_add",
+        Subtract => "c_subtract",
+        Multiply => "c_multiply",
+        Divide => "c_divide",
+        Pow => "c_pow",
+        _ => return None,
+    };
+    Some(lift2(t, |x, y| format!("{function}({x}, {y})")))
 }

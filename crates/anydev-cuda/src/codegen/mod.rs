@@ -5,7 +5,8 @@
 //!
 //! Every module is the prelude (`prelude.cu`: storage types, exact f16/bf16
 //! conversions, the integer and float semantics of the host kernels, the
-//! launch parameter blocks) followed by generated kernels. The expressions
+//! launch parameter blocks; `complex.cu`: complex numbers as the host
+//! kernels compute them) followed by generated kernels. The expressions
 //! of the elementwise ops come from one table ([`exprs`]).
 //!
 //! Elementwise kernels come in four variants, picked per launch:
@@ -21,7 +22,7 @@ use std::fmt::Write;
 use ty::Ty;
 
 /// The common prelude of every module.
-pub const PRELUDE: &str = include_str!("prelude.cu");
+pub const PRELUDE: &str = concat!(include_str!("prelude.cu"), include_str!("complex.cu"));
 
 /// The most dims a kernel handles after dims are merged (`ANYDEV_MAXD`).
 pub const MAX_DIMS: usize = 12;
@@ -39,7 +40,7 @@ pub enum ModuleKey {
     Binary(DType),
     /// Casts from this dtype to every other.
     Cast(DType),
-    /// copy, fill and where for elements of this many bytes.
+    /// copy, fill and where for elements of this many bytes (1 to 16).
     Bytes(usize),
     Arange(DType),
     Random(DType),
@@ -47,7 +48,7 @@ pub enum ModuleKey {
     Scan(DType),
     Sort(DType),
     Search(DType),
-    /// take for elements of this many bytes.
+    /// take for elements of this many bytes (1 to 16).
     Take(usize),
     Nonzero(DType),
     Matmul(DType),
@@ -76,30 +77,39 @@ impl ModuleKey {
     /// Every module the backend can generate (for compile checks).
     pub fn all() -> Vec<ModuleKey> {
         let mut all = Vec::new();
-        for d in dtypes() {
+        for d in DType::ALL {
             all.push(ModuleKey::Unary(d));
             all.push(ModuleKey::Binary(d));
             all.push(ModuleKey::Cast(d));
             all.push(ModuleKey::Reduce(d));
-            all.push(ModuleKey::Sort(d));
-            all.push(ModuleKey::Search(d));
             all.push(ModuleKey::Nonzero(d));
             if d != DType::Bool {
-                all.push(ModuleKey::Arange(d));
                 all.push(ModuleKey::Scan(d));
                 all.push(ModuleKey::Matmul(d));
+            }
+            // Complex numbers have no order and no ranges.
+            if !d.is_complex() {
+                all.push(ModuleKey::Sort(d));
+                all.push(ModuleKey::Search(d));
+            }
+            if d != DType::Bool && !d.is_complex() {
+                all.push(ModuleKey::Arange(d));
             }
             if d.is_float() {
                 all.push(ModuleKey::Random(d));
             }
         }
-        for s in [1, 2, 4, 8] {
+        for s in ELEMENT_SIZES {
             all.push(ModuleKey::Bytes(s));
             all.push(ModuleKey::Take(s));
         }
         all
     }
 }
+
+/// The element sizes of the byte movers' modules ([`ModuleKey::Bytes`],
+/// [`ModuleKey::Take`]).
+pub const ELEMENT_SIZES: [usize; 5] = [1, 2, 4, 8, 16];
 
 /// Elements per thread of the vectorised variant for operands of these
 /// sizes: one 16-byte access for the widest.
@@ -233,18 +243,14 @@ fn elementwise(s: &mut String, name: &str, inputs: &[&str], out: &str, expr: &st
 fn unary_module(s: &mut String, t: Ty) {
     for &op in UnaryOp::ALL {
         if let Some(expr) = exprs::unary(op, t) {
-            let (out, osize) = if op.outputs_bool() {
-                ("u8", 1)
-            } else {
-                (t.storage(), t.dtype.size())
-            };
+            let out = Ty::of(op.output_dtype(t.dtype));
             elementwise(
                 s,
                 &unary_kernel(op),
                 &[t.storage()],
-                out,
+                out.storage(),
                 &expr,
-                &[t.dtype.size(), osize],
+                &[t.dtype.size(), out.dtype.size()],
             );
         }
     }
@@ -265,14 +271,8 @@ fn binary_module(s: &mut String, t: Ty) {
     }
 }
 
-/// The dtypes kernels are generated for: every dtype but the complex
-/// ones, which have no code generation yet.
-pub fn dtypes() -> impl Iterator<Item = DType> {
-    DType::ALL.into_iter().filter(|d| !d.is_complex())
-}
-
 fn cast_module(s: &mut String, from: Ty) {
-    for to in dtypes() {
+    for to in DType::ALL {
         if to == from.dtype {
             continue;
         }
@@ -336,9 +336,14 @@ fn random_module(s: &mut String, t: Ty) {
 }
 
 /// Whether the backend implements reduction `op` for `dtype` (as the host:
-/// all/any for every dtype, the rest for numeric dtypes).
+/// all/any for every dtype, sum/prod for numeric dtypes, the ordered ones
+/// for real numeric dtypes).
 pub fn reduce_supported(op: ReduceOp, dtype: DType) -> bool {
-    matches!(op, ReduceOp::All | ReduceOp::Any) || dtype != DType::Bool
+    match op {
+        ReduceOp::All | ReduceOp::Any => true,
+        ReduceOp::Sum | ReduceOp::Prod => dtype != DType::Bool,
+        _ => dtype != DType::Bool && !dtype.is_complex(),
+    }
 }
 
 fn reduce_module(s: &mut String, t: Ty) {
@@ -350,10 +355,7 @@ fn reduce_module(s: &mut String, t: Ty) {
         }
         // (accumulator, output, init, step, combine, finish, shuffle)
         let (acc, out): (String, &str) = match op {
-            ReduceOp::Sum | ReduceOp::Prod => {
-                let a = if t.is_float() { c } else { t.wide() };
-                (a.into(), st)
-            }
+            ReduceOp::Sum | ReduceOp::Prod => (t.accumulator().into(), st),
             ReduceOp::Min | ReduceOp::Max => (minmax_acc(t).into(), st),
             ReduceOp::ArgMin | ReduceOp::ArgMax => (format!("ArgAcc<{c}>"), "i64"),
             ReduceOp::All | ReduceOp::Any => ("int".into(), "u8"),
@@ -361,17 +363,17 @@ fn reduce_module(s: &mut String, t: Ty) {
         let x = t.up("x");
         let (init, step, combine, finish, shfl) = match op {
             ReduceOp::Sum => (
-                "(Acc)0".to_string(),
+                t.accumulator_const(0),
                 format!("(Acc)(a + (Acc){x})"),
                 "(Acc)(a + b)".to_string(),
-                if t.is_float() { t.down("a") } else { format!("({st})a") },
+                accumulated(t, "a"),
                 "shfl_down(a, o)".to_string(),
             ),
             ReduceOp::Prod => (
-                "(Acc)1".into(),
+                t.accumulator_const(1),
                 format!("(Acc)(a * (Acc){x})"),
                 "(Acc)(a * b)".into(),
-                if t.is_float() { t.down("a") } else { format!("({st})a") },
+                accumulated(t, "a"),
                 "shfl_down(a, o)".into(),
             ),
             ReduceOp::Max | ReduceOp::Min => {
@@ -414,7 +416,7 @@ fn reduce_module(s: &mut String, t: Ty) {
                 let (id, opx) = if op == ReduceOp::All { ("1", "&") } else { ("0", "|") };
                 (
                     id.into(),
-                    format!("a {opx} (int)({x} != 0)"),
+                    format!("a {opx} (int){}", t.nonzero("x")),
                     format!("a {opx} b"),
                     "(u8)(a != 0)".into(),
                     "shfl_down(a, o)".into(),
@@ -445,14 +447,29 @@ fn reduce_module(s: &mut String, t: Ty) {
     }
 }
 
+/// The accumulator `a` of a sum, product, scan or matmul as the storage
+/// value of `t` (rounded once for floats and complex numbers, wrapped for
+/// integers).
+fn accumulated(t: Ty, a: &str) -> String {
+    if t.is_inexact() {
+        t.down(a)
+    } else {
+        format!("({}){a}", t.storage())
+    }
+}
+
 /// Bytes of one partial accumulator of a split reduction (the workspace
 /// element of `r_*_block`).
 pub fn reduce_acc_size(op: ReduceOp, dtype: DType) -> usize {
     let t = Ty::of(dtype);
-    let compute = if t.compute() == "double" { 8 } else { 4 };
+    let compute = match t.compute() {
+        "cdouble" => 16,
+        "double" => 8,
+        _ => 4,
+    };
     match op {
         ReduceOp::Sum | ReduceOp::Prod => {
-            if t.is_float() {
+            if t.is_inexact() {
                 compute
             } else {
                 dtype.size().max(4)
@@ -484,28 +501,24 @@ fn minmax_acc(t: Ty) -> &'static str {
 
 fn scan_module(s: &mut String, t: Ty) {
     let st = t.storage();
-    let acc = if t.is_float() { t.compute() } else { t.wide() };
-    let fin = if t.is_float() {
-        t.down("acc")
-    } else {
-        format!("({st})acc")
-    };
-    let fin_v = if t.is_float() { t.down("v") } else { format!("({st})v") };
+    let acc = t.accumulator();
+    let fin = accumulated(t, "acc");
+    let fin_v = accumulated(t, "v");
     let x = |e: &str| format!("({acc}){}", t.up(e));
     for &op in ScanOp::ALL {
         let (id, opc, code) = match op {
-            ScanOp::CumulativeSum => ("0", "+", 0),
-            ScanOp::CumulativeProd => ("1", "*", 1),
+            ScanOp::CumulativeSum => (t.accumulator_const(0), "+", 0),
+            ScanOp::CumulativeProd => (t.accumulator_const(1), "*", 1),
         };
         let _ = writeln!(
             s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(LineParams p, const {st}* __restrict__ x, {st}* __restrict__ o) {{\n    for (u64 l = global_thread(); l < p.lines; l += grid_threads()) {{\n        i64 ox, oo;\n        line_offsets(p, l, ox, oo);\n        {acc} acc = ({acc}){id};\n        for (u64 i = 0; i < p.len; ++i) {{\n            acc = ({acc})(acc {opc} {});\n            o[oo + (i64)i * p.ax_o] = {fin};\n        }}\n    }}\n}}",
+            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(LineParams p, const {st}* __restrict__ x, {st}* __restrict__ o) {{\n    for (u64 l = global_thread(); l < p.lines; l += grid_threads()) {{\n        i64 ox, oo;\n        line_offsets(p, l, ox, oo);\n        {acc} acc = {id};\n        for (u64 i = 0; i < p.len; ++i) {{\n            acc = ({acc})(acc {opc} {});\n            o[oo + (i64)i * p.ax_o] = {fin};\n        }}\n    }}\n}}",
             scan_kernel(op, "thread"),
             x("x[ox + (i64)i * p.ax_x]"),
         );
         let _ = writeln!(
             s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(LineParams p, const {st}* __restrict__ x, {st}* __restrict__ o) {{\n    const u64 l = blockIdx.x;\n    i64 ox, oo;\n    line_offsets(p, l, ox, oo);\n    {acc} carry = ({acc}){id};\n    for (u64 base = 0; base < p.len; base += blockDim.x) {{\n        const u64 i = base + threadIdx.x;\n        {acc} v = i < p.len ? {} : ({acc}){id};\n        {acc} total;\n        v = block_scan<{acc}, {code}>(v, ({acc}){id}, &total);\n        v = ({acc})(carry {opc} v);\n        if (i < p.len) o[oo + (i64)i * p.ax_o] = {fin_v};\n        carry = ({acc})(carry {opc} total);\n    }}\n}}",
+            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(LineParams p, const {st}* __restrict__ x, {st}* __restrict__ o) {{\n    const u64 l = blockIdx.x;\n    i64 ox, oo;\n    line_offsets(p, l, ox, oo);\n    {acc} carry = {id};\n    for (u64 base = 0; base < p.len; base += blockDim.x) {{\n        const u64 i = base + threadIdx.x;\n        {acc} v = i < p.len ? {} : {id};\n        {acc} total;\n        v = block_scan<{acc}, {code}>(v, {id}, &total);\n        v = ({acc})(carry {opc} v);\n        if (i < p.len) o[oo + (i64)i * p.ax_o] = {fin_v};\n        carry = ({acc})(carry {opc} total);\n    }}\n}}",
             scan_kernel(op, "block"),
             x("x[ox + (i64)i * p.ax_x]"),
         );
@@ -570,7 +583,7 @@ fn take_module(s: &mut String, size: usize) {
     for (variant, index) in [("s", "u32"), ("l", "u64")] {
         let _ = writeln!(
             s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) take_{variant}(EwParams p, const i64* __restrict__ idx, const {b}* __restrict__ x, {b}* __restrict__ o, i64 xs, i64 len) {{\n    for (u64 i = global_thread(); i < p.n; i += grid_threads()) {{\n        i64 off[ANYDEV_MAXOPS];\n        ew_offsets<{index}>(p, ({index})i, 3, off);\n        i64 v = idx[off[0]];\n        if (v < 0) v += len;\n        o[off[2]] = (v >= 0 && v < len) ? x[off[1] + v * xs] : ({b})0;\n    }}\n}}"
+            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) take_{variant}(EwParams p, const i64* __restrict__ idx, const {b}* __restrict__ x, {b}* __restrict__ o, i64 xs, i64 len) {{\n    for (u64 i = global_thread(); i < p.n; i += grid_threads()) {{\n        i64 off[ANYDEV_MAXOPS];\n        ew_offsets<{index}>(p, ({index})i, 3, off);\n        i64 v = idx[off[0]];\n        if (v < 0) v += len;\n        o[off[2]] = (v >= 0 && v < len) ? x[off[1] + v * xs] : {b}();\n    }}\n}}"
         );
     }
 }
@@ -579,21 +592,17 @@ fn nonzero_module(s: &mut String, t: Ty) {
     let st = t.storage();
     let _ = writeln!(
         s,
-        "extern \"C\" __global__ void __launch_bounds__({NONZERO_BLOCK}) nonzero(EwParams p, const {st}* __restrict__ x, i64* __restrict__ o, u64 count, i64 os0, i64 os1) {{\n    u64 carry = 0;\n    for (u64 base = 0; base < p.n; base += blockDim.x) {{\n        const u64 e = base + threadIdx.x;\n        u32 flag = 0;\n        if (e < p.n) {{\n            i64 off[ANYDEV_MAXOPS];\n            ew_offsets<u64>(p, e, 1, off);\n            flag = ({} != 0) ? 1u : 0u;\n        }}\n        u32 total;\n        const u32 incl = block_scan<u32, 0>(flag, 0u, &total);\n        const u64 pos = carry + incl - flag;\n        if (flag && pos < count) {{\n            u64 rest = e;\n            for (int d = p.ndim - 1; d >= 0; --d) {{\n                const u64 len = (u64)p.shape[d];\n                o[(i64)pos * os0 + (i64)d * os1] = (i64)(rest % len);\n                rest /= len;\n            }}\n        }}\n        carry += total;\n    }}\n}}",
-        t.up("x[off[0]]")
+        "extern \"C\" __global__ void __launch_bounds__({NONZERO_BLOCK}) nonzero(EwParams p, const {st}* __restrict__ x, i64* __restrict__ o, u64 count, i64 os0, i64 os1) {{\n    u64 carry = 0;\n    for (u64 base = 0; base < p.n; base += blockDim.x) {{\n        const u64 e = base + threadIdx.x;\n        u32 flag = 0;\n        if (e < p.n) {{\n            i64 off[ANYDEV_MAXOPS];\n            ew_offsets<u64>(p, e, 1, off);\n            flag = {} ? 1u : 0u;\n        }}\n        u32 total;\n        const u32 incl = block_scan<u32, 0>(flag, 0u, &total);\n        const u64 pos = carry + incl - flag;\n        if (flag && pos < count) {{\n            u64 rest = e;\n            for (int d = p.ndim - 1; d >= 0; --d) {{\n                const u64 len = (u64)p.shape[d];\n                o[(i64)pos * os0 + (i64)d * os1] = (i64)(rest % len);\n                rest /= len;\n            }}\n        }}\n        carry += total;\n    }}\n}}",
+        t.nonzero("x[off[0]]")
     );
 }
 
 fn matmul_module(s: &mut String, t: Ty) {
     let st = t.storage();
-    let (acc, fin) = if t.is_float() {
-        (t.compute(), t.down("acc"))
-    } else {
-        (t.wide(), format!("({st})acc"))
-    };
+    let (acc, fin, zero) = (t.accumulator(), accumulated(t, "acc"), t.accumulator_const(0));
     let _ = writeln!(
         s,
-        "struct MmParams {{\n    u64 batch;\n    int bdim;\n    int pad;\n    i64 bshape[ANYDEV_MAXD];\n    i64 bst[3][ANYDEV_MAXD];\n    i64 m, n, k, ars, acs, brs, bcs, ors, ocs;\n}};\nextern \"C\" __global__ void __launch_bounds__({BLOCK}) matmul(MmParams p, const {st}* __restrict__ a, const {st}* __restrict__ b, {st}* __restrict__ o) {{\n    const u64 total = p.batch * (u64)p.m * (u64)p.n;\n    for (u64 e = global_thread(); e < total; e += grid_threads()) {{\n        const i64 j = (i64)(e % (u64)p.n);\n        const u64 t = e / (u64)p.n;\n        const i64 i = (i64)(t % (u64)p.m);\n        u64 bi = t / (u64)p.m;\n        i64 oa = 0, ob = 0, oo = 0;\n        for (int d = p.bdim - 1; d >= 0; --d) {{\n            const u64 len = (u64)p.bshape[d];\n            const i64 c = (i64)(bi % len);\n            bi /= len;\n            oa += c * p.bst[0][d];\n            ob += c * p.bst[1][d];\n            oo += c * p.bst[2][d];\n        }}\n        {acc} acc = ({acc})0;\n        for (i64 q = 0; q < p.k; ++q) {{\n            const {acc} x = ({acc}){};\n            const {acc} y = ({acc}){};\n            acc = ({acc})(acc + ({acc})(x * y));\n        }}\n        o[oo + i * p.ors + j * p.ocs] = {fin};\n    }}\n}}",
+        "struct MmParams {{\n    u64 batch;\n    int bdim;\n    int pad;\n    i64 bshape[ANYDEV_MAXD];\n    i64 bst[3][ANYDEV_MAXD];\n    i64 m, n, k, ars, acs, brs, bcs, ors, ocs;\n}};\nextern \"C\" __global__ void __launch_bounds__({BLOCK}) matmul(MmParams p, const {st}* __restrict__ a, const {st}* __restrict__ b, {st}* __restrict__ o) {{\n    const u64 total = p.batch * (u64)p.m * (u64)p.n;\n    for (u64 e = global_thread(); e < total; e += grid_threads()) {{\n        const i64 j = (i64)(e % (u64)p.n);\n        const u64 t = e / (u64)p.n;\n        const i64 i = (i64)(t % (u64)p.m);\n        u64 bi = t / (u64)p.m;\n        i64 oa = 0, ob = 0, oo = 0;\n        for (int d = p.bdim - 1; d >= 0; --d) {{\n            const u64 len = (u64)p.bshape[d];\n            const i64 c = (i64)(bi % len);\n            bi /= len;\n            oa += c * p.bst[0][d];\n            ob += c * p.bst[1][d];\n            oo += c * p.bst[2][d];\n        }}\n        {acc} acc = {zero};\n        for (i64 q = 0; q < p.k; ++q) {{\n            const {acc} x = ({acc}){};\n            const {acc} y = ({acc}){};\n            acc = ({acc})(acc + ({acc})(x * y));\n        }}\n        o[oo + i * p.ors + j * p.ocs] = {fin};\n    }}\n}}",
         t.up("a[oa + i * p.ars + q * p.acs]"),
         t.up("b[ob + q * p.brs + j * p.bcs]"),
     );

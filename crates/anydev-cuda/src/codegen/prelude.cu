@@ -1,8 +1,8 @@
 // anydev CUDA prelude: storage types, exact f16/bf16 conversions, the
 // scalar semantics shared with the host kernels (anydev-kernels), launch
-// parameter blocks and block-level reduction helpers. Every generated
-// module starts with this text; it needs no headers, so NVRTC compiles it
-// without a CUDA toolkit installed.
+// parameter blocks and block-level reduction helpers; complex.cu follows
+// it. Every generated module starts with this text; it needs no headers,
+// so NVRTC compiles it without a CUDA toolkit installed.
 
 typedef signed char i8;
 typedef short i16;
@@ -12,6 +12,10 @@ typedef unsigned char u8;
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
+// A 16-byte element (c128) as plain bits, for the ops that only move bytes.
+struct alignas(16) b128 {
+    u64 lo, hi;
+};
 
 #define ANYDEV_MAXD 12
 #define ANYDEV_BLOCK 256
@@ -249,13 +253,18 @@ struct In {
     u64 bits;
 };
 
+// Scalars travel in 64 bits (the plugin ABI's); a 16-byte element's high
+// half is zero, which is the only c128 scalar a kernel is given (the zero
+// fill of an empty matmul: the array layer passes other c128 scalars as
+// arrays).
 template <class T>
 __device__ __forceinline__ T scalar_of(u64 bits) {
     union {
-        u64 b;
+        u64 b[2];
         T t;
     } u;
-    u.b = bits;  // little-endian: the value's bytes are the low bytes
+    u.b[0] = bits;  // little-endian: the value's bytes are the low bytes
+    u.b[1] = 0ull;
     return u.t;
 }
 

@@ -1,7 +1,7 @@
 //! How each dtype looks in generated CUDA C: its storage type, the type
-//! arithmetic runs in (f32 for the 16-bit floats, as on the host), the
-//! unsigned type integer arithmetic wraps in, and the conversions between
-//! storage and compute types.
+//! arithmetic runs in (f32 for the 16-bit floats and c128 for both complex
+//! dtypes, as on the host), the unsigned type integer arithmetic wraps in,
+//! and the conversions between storage and compute types.
 
 use anydev_ops::DType;
 
@@ -39,8 +39,35 @@ impl Ty {
         match self.dtype {
             DType::F16 | DType::BF16 | DType::F32 => "float",
             DType::F64 => "double",
+            DType::C64 | DType::C128 => "cdouble",
             _ => self.storage(),
         }
+    }
+
+    /// The type sums, products, scans and the matmul kernel accumulate in:
+    /// the compute type of floats and complex numbers, the wrapping type of
+    /// integers.
+    pub fn accumulator(self) -> &'static str {
+        if self.is_inexact() {
+            self.compute()
+        } else {
+            self.wide()
+        }
+    }
+
+    /// The accumulator's value `v` (0 or 1) as a C expression.
+    pub fn accumulator_const(self, v: u8) -> String {
+        if self.is_complex() {
+            format!("cdbl({v}.0, 0.0)")
+        } else {
+            format!("({}){v}", self.accumulator())
+        }
+    }
+
+    /// The component dtype's view (`f32` for `c64`; the dtype itself
+    /// for real dtypes).
+    pub fn component(self) -> Ty {
+        Ty::of(self.dtype.real_dtype())
     }
 
     /// The unsigned type integer arithmetic wraps in (also used for sums
@@ -78,11 +105,32 @@ impl Ty {
         self.is_int() && self.dtype.is_signed()
     }
 
+    pub fn is_complex(self) -> bool {
+        self.dtype.is_complex()
+    }
+
+    /// Real or complex floating point: what computes in [`Ty::compute`]
+    /// and rounds back to storage with [`Ty::down`].
+    pub fn is_inexact(self) -> bool {
+        self.dtype.is_inexact()
+    }
+
+    /// `e != 0` for a storage value `e` (a complex NaN counts as non-zero,
+    /// as on the host).
+    pub fn nonzero(self, e: &str) -> String {
+        if self.is_complex() {
+            format!("c_nonzero({e})")
+        } else {
+            format!("({} != 0)", self.up(e))
+        }
+    }
+
     /// `e` (storage) in the compute type.
     pub fn up(self, e: &str) -> String {
         match self.dtype {
             DType::F16 => format!("h2f({e})"),
             DType::BF16 => format!("b2f({e})"),
+            DType::C64 => format!("c_up({e})"),
             _ => format!("({e})"),
         }
     }
@@ -92,6 +140,7 @@ impl Ty {
         match self.dtype {
             DType::F16 => format!("f2h({e})"),
             DType::BF16 => format!("f2b({e})"),
+            DType::C64 => format!("c_down({e})"),
             _ => format!("({})({e})", self.storage()),
         }
     }
@@ -162,6 +211,9 @@ impl Ty {
         if self.dtype == to.dtype {
             return format!("({e})");
         }
+        if self.is_complex() || to.is_complex() {
+            return self.complex_cast_to(to, e);
+        }
         if self.is_float() {
             let v = format!("((double){})", self.up(e));
             from_f64(to, &v)
@@ -184,15 +236,37 @@ impl Ty {
             }
         }
     }
+
+    /// [`Ty::cast_to`] with a complex side, as the host's complex `astype`:
+    /// complex to complex converts each component, complex to bool is
+    /// `!= 0`, complex to another real dtype casts the real part, and a
+    /// real value becomes the real part (cast to the component dtype) with
+    /// a zero imaginary part.
+    fn complex_cast_to(self, to: Ty, e: &str) -> String {
+        match (self.is_complex(), to.is_complex()) {
+            (true, true) => to.down(&self.up(e)),
+            (true, false) if to.is_bool() => format!("((u8){})", self.nonzero(e)),
+            (true, false) => self.component().cast_to(to, &format!("({e}).re")),
+            (false, _) => {
+                let re = self.cast_to(to.component(), e);
+                match to.dtype {
+                    DType::C64 => format!("cflt({re}, 0.0f)"),
+                    _ => format!("cdbl({re}, 0.0)"),
+                }
+            }
+        }
+    }
 }
 
-/// The unsigned integer C type of `size` bytes.
+/// The unsigned integer C type of `size` bytes (`b128`, two 64-bit
+/// words, for 16).
 pub fn bits_type(size: usize) -> &'static str {
     match size {
         1 => "u8",
         2 => "u16",
         4 => "u32",
-        _ => "u64",
+        8 => "u64",
+        _ => "b128",
     }
 }
 
