@@ -26,7 +26,10 @@ unsafe impl Sync for Owner {}
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        let words = self.blocks.iter_mut().flat_map(|b| b.0.iter_mut().map(|w| *w.get_mut()));
+        let words = self
+            .blocks
+            .iter_mut()
+            .flat_map(|b| b.0.iter_mut().map(|w| *w.get_mut()));
         *self.returned.lock().unwrap_or_else(|p| p.into_inner()) = Some(words.collect());
     }
 }
@@ -47,7 +50,11 @@ impl Returned {
 pub fn lend(values: &[f32]) -> (ForeignHost, Returned) {
     let blocks: Box<[Block]> = values
         .chunks(64)
-        .map(|chunk| Block(std::array::from_fn(|i| UnsafeCell::new(chunk.get(i).copied().unwrap_or(0.0)))))
+        .map(|chunk| {
+            Block(std::array::from_fn(|i| {
+                UnsafeCell::new(chunk.get(i).copied().unwrap_or(0.0))
+            }))
+        })
         .collect();
     let len = std::mem::size_of_val(&*blocks);
     let base = blocks.as_ptr() as *mut u8;

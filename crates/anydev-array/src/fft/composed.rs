@@ -32,7 +32,10 @@ pub(super) fn c2c(x: &Array, inverse: bool, scale: f64) -> Result<Array> {
 
 /// `fft::r2c`: the `n / 2 + 1` non-negative frequencies of real `x`.
 pub(super) fn r2c(x: &Array, scale: f64) -> Result<Array> {
-    let complex = x.dtype().complex_dtype().expect("the shape rule admits only real floats");
+    let complex = x
+        .dtype()
+        .complex_dtype()
+        .expect("the shape rule admits only real floats");
     let half = points(x) / 2 + 1;
     let spectrum = c2c(&x.astype(complex)?, false, 1.0)?;
     scaled(spectrum.slice(&[SliceArg::Ellipsis, (0..half as isize).into()])?, scale)
@@ -51,7 +54,9 @@ pub(super) fn c2r(x: &Array, n: usize, scale: f64) -> Result<Array> {
 }
 
 fn points(x: &Array) -> usize {
-    *x.shape().last().expect("the shape rules ask for at least one dimension")
+    *x.shape()
+        .last()
+        .expect("the shape rules ask for at least one dimension")
 }
 
 fn scaled(y: Array, scale: f64) -> Result<Array> {
@@ -109,8 +114,8 @@ fn bluestein(x: &Array, inverse: bool, scale: f64) -> Result<(Array, f64)> {
     *padded_shape.last_mut().expect("at least one dimension") = m - n;
     let padding = crate::zeros(&padded_shape, (x.dtype(), x.device()))?;
     let weighted = x.multiply(&constant(&chirp, x)?)?;
-    let product = radix2(&concat(&[&weighted, &padding], Some(-1))?, false)?
-        .multiply(&radix2(&constant(&kernel, x)?, false)?)?;
+    let product =
+        radix2(&concat(&[&weighted, &padding], Some(-1))?, false)?.multiply(&radix2(&constant(&kernel, x)?, false)?)?;
     let convolved = radix2(&product, true)?.slice(&[SliceArg::Ellipsis, (0..n as isize).into()])?;
     Ok((convolved.multiply(&constant(&chirp, x)?)?, scale / m as f64))
 }
@@ -121,7 +126,10 @@ fn constant(values: &[Complex64], like: &Array) -> Result<Array> {
     let shape = [values.len()];
     match like.dtype() {
         DType::C64 => {
-            let narrow: Vec<Complex32> = values.iter().map(|v| Complex32::new(v.re as f32, v.im as f32)).collect();
+            let narrow: Vec<Complex32> = values
+                .iter()
+                .map(|v| Complex32::new(v.re as f32, v.im as f32))
+                .collect();
             Array::from_vec(narrow, &shape, like.device())
         }
         _ => Array::from_slice(values, &shape, like.device()),

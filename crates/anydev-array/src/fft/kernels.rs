@@ -81,10 +81,7 @@ pub(crate) fn defined() -> Result<()> {
         .get_or_init(|| {
             let scale = ("scale".to_owned(), AttrKind::Float);
             let ops = [
-                (
-                    "c2c",
-                    vec![scale.clone(), ("inverse".to_owned(), AttrKind::Bool)],
-                ),
+                ("c2c", vec![scale.clone(), ("inverse".to_owned(), AttrKind::Bool)]),
                 ("r2c", vec![scale.clone()]),
                 ("c2r", vec![scale, ("n".to_owned(), AttrKind::Int)]),
             ];

@@ -118,7 +118,12 @@ mod tests {
         .unwrap();
         assert_eq!(unsynchronised.get(), 0, "the last batch was not synchronised");
         assert!(batches.get() >= 2, "the warm-up and at least one timed batch");
-        assert!(t.calls >= 1 && t.calls < calls.get(), "{} timed of {}", t.calls, calls.get());
+        assert!(
+            t.calls >= 1 && t.calls < calls.get(),
+            "{} timed of {}",
+            t.calls,
+            calls.get()
+        );
         assert!(t.seconds >= 0.0);
     }
 }

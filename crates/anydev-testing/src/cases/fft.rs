@@ -234,10 +234,20 @@ fn long_transforms(ctx: &CaseCtx) -> Result<(), Failure> {
         let x = complex_array(&signal, &[2, n], complex, dev)?;
         let got = complex_values(&fft::fft(&x, None, -1, Norm::Backward)?)?;
         for (row, (input, output)) in signal.chunks(n).zip(got.chunks(n)).enumerate() {
-            near(&format!("fft (n = {n}), row {row}"), &dft(input, false, 1.0), output, tol)?;
+            near(
+                &format!("fft (n = {n}), row {row}"),
+                &dft(input, false, 1.0),
+                output,
+                tol,
+            )?;
         }
         let back = fft::ifft(&fft::fft(&x, None, -1, Norm::Ortho)?, None, -1, Norm::Ortho)?;
-        near(&format!("ifft(fft(x)) (n = {n}, ortho)"), &signal, &complex_values(&back)?, tol)?;
+        near(
+            &format!("ifft(fft(x)) (n = {n}, ortho)"),
+            &signal,
+            &complex_values(&back)?,
+            tol,
+        )?;
     }
     Ok(())
 }
@@ -246,7 +256,10 @@ fn long_transforms(ctx: &CaseCtx) -> Result<(), Failure> {
 fn complex_array(values: &[Complex64], shape: &[usize], dtype: DType, dev: Device) -> Result<Array, Failure> {
     Ok(match dtype {
         DType::C64 => {
-            let narrow: Vec<Complex32> = values.iter().map(|v| Complex32::new(v.re as f32, v.im as f32)).collect();
+            let narrow: Vec<Complex32> = values
+                .iter()
+                .map(|v| Complex32::new(v.re as f32, v.im as f32))
+                .collect();
             Array::from_vec(narrow, shape, dev)?
         }
         _ => Array::from_slice(values, shape, dev)?,
