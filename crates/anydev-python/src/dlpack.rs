@@ -576,9 +576,10 @@ fn lend(release: &Arc<Release>, dtype: DType, shape: &[usize]) -> Result<Array, 
 }
 
 /// A DLPack producer's host tensor on `device` (cpu:0 unless given).
-/// On cpu:0 the array uses the producer's memory in place when it can
-/// (writable, aligned, not empty) unless `copy=True`; elsewhere, and when
-/// it cannot, it is a copy, which `copy=False` refuses. anydev arrays
+/// The array uses the producer's memory in place when it can (writable,
+/// aligned, not empty, and `device` reaches host memory: cpu:0, or a
+/// unified-memory device through `Array::share_to`) unless `copy=True`;
+/// when it cannot, it is a copy, which `copy=False` refuses. anydev arrays
 /// import without DLPack.
 pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, copy: Option<bool>) -> PyResult<Array> {
     if let Ok(a) = x.cast::<PyArray>() {
@@ -599,8 +600,7 @@ pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, co
     let target = device_of(device).unwrap_or(Device::cpu());
     let lent = match copy {
         Some(true) => Err("a copy was asked for".to_owned()),
-        _ if target != Device::cpu() => Err(format!("the array goes to {target}, not the host")),
-        _ => lend(&release, dtype, &shape),
+        _ => lend(&release, dtype, &shape).and_then(|host| host.share_to(target).map_err(|e| e.to_string())),
     };
     match lent {
         Ok(array) => Ok(array),

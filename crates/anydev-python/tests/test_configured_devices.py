@@ -1,7 +1,8 @@
 """Behaviour that needs a device configured a particular way, set up through
 the simulator's options in a child process: a device without f64 (design
-section 14: float32 defaults) and a device out of memory (MemoryError
-naming it). Skipped where the simulator is not loaded."""
+section 14: float32 defaults), a device out of memory (MemoryError
+naming it) and a device that reaches host memory (DLPack imports in
+place). Skipped where the simulator is not loaded."""
 
 import os
 import subprocess
@@ -70,5 +71,44 @@ def test_out_of_memory_is_a_memory_error_naming_the_device():
         print("ok")
         """,
         ANYDEV_SIM_MEMORY_LIMIT="64K",
+    )
+    assert out.strip() == "ok"
+
+
+def test_a_device_that_reaches_host_memory_imports_dlpack_tensors_in_place():
+    out = run_child(
+        """
+        import numpy as np
+        import anydev as xp
+        d = xp.Device("sim:0")
+        assert d.capabilities()["pageable_memory_access"]
+        # Plugin devices import memory at 256-byte boundaries.
+        raw = np.zeros(64 * 4 + 256, dtype=np.uint8)
+        start = -raw.ctypes.data % 256
+        a = raw[start:start + 64 * 4].view(np.float32)
+        a[:] = np.arange(64)
+        x = xp.from_dlpack(a, device=d, copy=False)
+        assert x.device == d
+        x[...] = x * 2.0
+        xp.accelerator.synchronize(d)
+        np.testing.assert_array_equal(a, np.arange(64) * 2.0)
+        a[0] = -1.0
+        assert float(x[0]) == -1.0
+        # Memory the device cannot import in place is copied, unless the
+        # caller refuses copies.
+        misaligned = raw[start + 4:start + 4 + 16 * 4].view(np.float32)
+        y = xp.from_dlpack(misaligned, device=d)
+        y[...] = 0.0
+        xp.accelerator.synchronize(d)
+        assert misaligned[0] == 2.0
+        try:
+            xp.from_dlpack(misaligned, device=d, copy=False)
+        except BufferError as e:
+            assert "aligned" in str(e), str(e)
+        else:
+            raise AssertionError("copy=False accepted memory it had to copy")
+        print("ok")
+        """,
+        ANYDEV_SIM_UNIFIED="1",
     )
     assert out.strip() == "ok"
