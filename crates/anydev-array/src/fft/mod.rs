@@ -80,7 +80,10 @@ impl std::str::FromStr for Norm {
     }
 }
 
-/// `x` as the complex dtype a complex transform runs in.
+/// `x` as the complex dtype a complex transform runs in: `f32` and `f64`
+/// keep their precision (a device without that complex dtype refuses it
+/// rather than narrow the result), narrower floats and integers take the
+/// device's.
 fn as_complex(op: &str, x: &Array) -> Result<Array> {
     let dtype = x.dtype();
     if dtype.is_complex() {
@@ -91,7 +94,11 @@ fn as_complex(op: &str, x: &Array) -> Result<Array> {
         .dtype()
         .complex_dtype()
         .expect("a real float has a complex counterpart");
-    real.astype(x.ctx().float_for(complex))
+    if matches!(dtype, DType::F32 | DType::F64) {
+        real.astype(complex)
+    } else {
+        real.astype(x.ctx().float_for(complex))
+    }
 }
 
 /// `x` as the real float dtype a real transform reads.

@@ -52,6 +52,9 @@ pub fn cases() -> Vec<Case> {
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Copy),
         composed(Case::new("fft::long_transforms", long_transforms)).dtypes(&[DType::C64, DType::C128]),
+        Case::new("fft::real_input_keeps_its_precision", real_input_keeps_its_precision)
+            .dtypes(&[DType::F32, DType::F64])
+            .asks_support_itself(),
     ];
     cases.extend(transforms);
     cases
@@ -248,6 +251,35 @@ fn long_transforms(ctx: &CaseCtx) -> Result<(), Failure> {
             &complex_values(&back)?,
             tol,
         )?;
+    }
+    Ok(())
+}
+
+/// A transform of `f32` or `f64` input is `c64` or `c128`; a device that
+/// holds the real dtype but not its complex counterpart refuses it rather
+/// than give a narrower result.
+fn real_input_keeps_its_precision(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (dtype, dev) = (ctx.dtype(), ctx.device);
+    let complex = dtype.complex_dtype().expect("a real float has a complex counterpart");
+    let x = r::array(&[1.0, 2.0, -3.0, 0.5], &[4], dtype, dev)?;
+    let holds = ctx.runtime.capabilities(dev)?.supports_dtype(complex);
+    for (name, result) in [
+        ("fft", fft::fft(&x, None, -1, Norm::Backward)),
+        ("rfft", fft::rfft(&x, None, -1, Norm::Backward)),
+    ] {
+        match (holds, result) {
+            (true, Ok(y)) => check_eq(format!("{name} of {dtype}: dtype"), complex, y.dtype())?,
+            (false, Err(Error::UnsupportedDType { dtype: refused, .. })) if refused == complex => {}
+            (holds, got) => {
+                return Err(Failure::new(
+                    format!("{name} of {dtype}"),
+                    format!(
+                        "a {complex} result where the device holds {complex} (it does: {holds}), else UnsupportedDType"
+                    ),
+                    format!("{:?}", got.map(|y| y.dtype())),
+                ))
+            }
+        }
     }
     Ok(())
 }
