@@ -357,44 +357,45 @@ def test_bool_indices_mixed_with_others_match_numpy(device, key):
     assert_reads_like_numpy(device, lambda convert: bool_key(key, convert))
 
 
-@pytest.mark.parametrize("key", BOOL_KEYS, ids=repr)
-def test_writes_through_bool_keys_match_numpy(device, key):
+def assert_writes_like_numpy(device, key_with, values_for):
+    """Writes each of `values_for(shape)` (arrays of the selection's shape
+    or broadcasting to it, and scalars) through the key `key_with(convert)`
+    builds, into a 4-d array and into NumPy's copy of it, comparing the
+    whole array after each write, and a view taken before them at the end."""
     a = np.arange(360.0, dtype=np.float32).reshape(3, 4, 5, 6)
     x = xp.asarray(a, device=device)
-    np_key = bool_key(key, lambda v: v)
-    key = bool_key(key, lambda v: xp.asarray(v, device=device))
-    shape = a[np_key].shape
-    value = -np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 1
-    x[key] = xp.asarray(value, device=device)
-    a[np_key] = value
-    np.testing.assert_array_equal(host(x), a)
-    x[key] = 7
-    a[np_key] = 7
-    np.testing.assert_array_equal(host(x), a)
+    view = x[1:]
+    np_key = key_with(lambda v: v)
+    key = key_with(lambda v: xp.asarray(v, device=device))
+    for value in values_for(a[np_key].shape):
+        x[key] = xp.asarray(value, device=device) if isinstance(value, np.ndarray) else value
+        a[np_key] = value
+        np.testing.assert_array_equal(host(x), a)
+    np.testing.assert_array_equal(host(view), a[1:])
+
+
+@pytest.mark.parametrize("key", BOOL_KEYS, ids=repr)
+def test_writes_through_bool_keys_match_numpy(device, key):
+    assert_writes_like_numpy(
+        device,
+        lambda convert: bool_key(key, convert),
+        lambda shape: [-np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 1, 7],
+    )
 
 
 @pytest.mark.parametrize("key", MIXED_KEYS, ids=repr)
 def test_writes_through_mixed_keys_match_numpy(device, key):
-    a = np.arange(360.0, dtype=np.float32).reshape(3, 4, 5, 6)
-    x = xp.asarray(a, device=device)
-    view = x[1:]
-    np_key = mixed_key(key, lambda v: v)
-    key = mixed_key(key, lambda v: xp.asarray(v, device=device))
-    shape = a[np_key].shape
     # One value per selected element (repeated positions: the last wins),
     # then a value broadcast along the last axis, then a scalar.
-    value = -np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
-    x[key] = xp.asarray(value, device=device)
-    a[np_key] = value
-    np.testing.assert_array_equal(host(x), a)
-    row = np.arange(shape[-1], dtype=np.float32) + 1000
-    x[key] = xp.asarray(row, device=device)
-    a[np_key] = row
-    np.testing.assert_array_equal(host(x), a)
-    x[key] = 7
-    a[np_key] = 7
-    np.testing.assert_array_equal(host(x), a)
-    np.testing.assert_array_equal(host(view), a[1:])
+    assert_writes_like_numpy(
+        device,
+        lambda convert: mixed_key(key, convert),
+        lambda shape: [
+            -np.arange(np.prod(shape), dtype=np.float32).reshape(shape),
+            np.arange(shape[-1], dtype=np.float32) + 1000,
+            7,
+        ],
+    )
 
 
 def test_writes_through_integer_arrays_check_values(device):
