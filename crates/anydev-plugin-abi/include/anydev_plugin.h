@@ -72,6 +72,10 @@
  *   1.5  memory and timing control: empty_cache, memory_reset_peak and
  *        event_elapsed; AnydevMemoryStats gains reserved, free and total
  *        (read only from 1.5 tables); the capability event_timing.
+ *   1.6  collectives among processes: comm_id, comm_init, comm_abort,
+ *        comm_destroy and collective, AnydevCommId, AnydevCommInitArgs,
+ *        AnydevCollectiveCall, the ANYDEV_COLLECTIVE_* and ANYDEV_REDUCE_*
+ *        codes, and the AnydevComm handle.
  *   - Every call (except the error_* accessors) returns an AnydevStatus:
  *     NULL on success, otherwise an error object that the HOST owns and
  *     frees with error_destroy. Out-parameters are written only on success.
@@ -99,7 +103,7 @@ extern "C" {
 #endif
 
 #define ANYDEV_ABI_VERSION_MAJOR 1
-#define ANYDEV_ABI_VERSION_MINOR 5
+#define ANYDEV_ABI_VERSION_MINOR 6
 #define ANYDEV_ENTRY_SYMBOL "anydev_plugin_get_api"
 
 /* ---- dtype codes (anydev_ops::DType::code) ------------------------------ */
@@ -259,6 +263,9 @@ typedef struct AnydevStream AnydevStream;
 typedef struct AnydevEvent AnydevEvent;
 /* An error returned by a call; owned by the host until error_destroy. */
 typedef struct AnydevError AnydevError;
+/* One rank's membership of a communicator (ABI 1.6); owned by the host from
+ * comm_init until comm_destroy. */
+typedef struct AnydevComm AnydevComm;
 
 /* NULL on success, otherwise an error the host frees with error_destroy. */
 typedef AnydevError *AnydevStatus;
@@ -527,6 +534,87 @@ typedef struct AnydevExtensionCall {
   size_t num_attributes;
 } AnydevExtensionCall;
 
+/* ---- collectives (ABI 1.6) ------------------------------------------------
+ * Collectives among processes, one device per rank, shaped after NCCL's API
+ * (which vendor collective libraries copy), so a plugin can forward to its
+ * vendor's library. anydev-dist drives them; its MPI job is the bootstrap:
+ *   1. one rank calls comm_id and the host sends the id to every other rank
+ *      over its own channel (MPI);
+ *   2. every rank calls comm_init with the id, the number of ranks, its own
+ *      rank and its device;
+ *   3. collective enqueues work on a stream of that device, like execute:
+ *      every rank of the communicator makes the same collective calls in
+ *      the same order (send and recv pair up in order, per pair of ranks);
+ *   4. comm_destroy once the work completed, or comm_abort first when a
+ *      peer is gone (the host bounds every wait by polling an event
+ *      recorded after the call, and aborts when its timeout passes).
+ * Errors of enqueued collectives surface like those of execute: from the
+ * stream's or event's synchronize. */
+#define ANYDEV_COMM_ID_BYTES 128
+
+/* An opaque communicator id, made by comm_id; the host copies its bytes
+ * between processes unchanged. Fixed forever. */
+typedef struct AnydevCommId {
+  uint8_t bytes[ANYDEV_COMM_ID_BYTES];
+} AnydevCommId;
+
+/* Arguments of comm_init; allocated by the host, borrowed for the call. */
+typedef struct AnydevCommInitArgs {
+  size_t struct_size;
+  AnydevCommId id;
+  uint32_t nranks;     /* >= 1 */
+  uint32_t rank;       /* < nranks, each rank exactly once */
+  uint64_t timeout_ms; /* give up joining after this long, naming who is missing */
+} AnydevCommInitArgs;
+
+/* AnydevCollectiveCall kind */
+#define ANYDEV_COLLECTIVE_ALL_REDUCE     1u
+#define ANYDEV_COLLECTIVE_BROADCAST      2u
+#define ANYDEV_COLLECTIVE_ALL_GATHER     3u
+#define ANYDEV_COLLECTIVE_REDUCE_SCATTER 4u
+#define ANYDEV_COLLECTIVE_ALL_TO_ALL     5u
+#define ANYDEV_COLLECTIVE_SEND           6u
+#define ANYDEV_COLLECTIVE_RECV           7u
+
+/* AnydevCollectiveCall reduce_op. On bool, SUM and MAX are logical or, PROD
+ * and MIN logical and. Integers wrap. f16 and bf16 accumulate in f32 and
+ * round once. MIN and MAX propagate NaN and are not defined for complex
+ * dtypes (the host never asks). Ranks combine in rank order, so every rank
+ * gets the same bits. */
+#define ANYDEV_REDUCE_SUM  1u
+#define ANYDEV_REDUCE_PROD 2u
+#define ANYDEV_REDUCE_MIN  3u
+#define ANYDEV_REDUCE_MAX  4u
+
+/* One collective; allocated by the host and borrowed for the call only.
+ * Buffers hold dense elements of dtype from their offset. With n ranks and
+ * this rank r, count means:
+ *   kind            send                      recv
+ *   ALL_REDUCE      count                     count
+ *   BROADCAST       count, read on the root   count, written on every rank
+ *                   only (NULL elsewhere)     (the root's too)
+ *   ALL_GATHER      count                     n * count; block i from rank i
+ *   REDUCE_SCATTER  n * count                 count: block r of the reduction
+ *   ALL_TO_ALL      n * count; block i to     n * count; block i from rank i
+ *                   rank i
+ *   SEND            count, to rank peer       NULL
+ *   RECV            NULL                      count, from rank peer
+ * The host has checked that every range lies inside its buffer, that the
+ * send and recv ranges do not overlap, that both buffers belong to the
+ * communicator's device, and that dtype is one the device holds. */
+typedef struct AnydevCollectiveCall {
+  size_t struct_size;
+  uint32_t kind;      /* ANYDEV_COLLECTIVE_* */
+  uint32_t dtype;     /* ANYDEV_DTYPE_* */
+  uint32_t reduce_op; /* ANYDEV_REDUCE_* for ALL_REDUCE and REDUCE_SCATTER, else 0 */
+  uint32_t peer;      /* BROADCAST: the root; SEND, RECV: the other rank; else 0 */
+  AnydevBuffer *send;
+  uint64_t send_offset; /* bytes */
+  AnydevBuffer *recv;
+  uint64_t recv_offset; /* bytes */
+  uint64_t count;       /* elements, see above */
+} AnydevCollectiveCall;
+
 /* ---- the function table ----------------------------------------------------
  * REQUIRED marks the calls a table must have (non-NULL, inside struct_size);
  * every other call may be NULL, with the meaning its comment gives. */
@@ -685,6 +773,29 @@ typedef struct AnydevPluginApi {
    * one device that have both completed (the host synchronizes them first).
    * Asked only of devices whose event_timing capability is true. */
   AnydevStatus (*event_elapsed)(AnydevContext *context, AnydevEvent *start, AnydevEvent *end, double *out_ms);
+
+  /* ---- collectives (ABI 1.6; see AnydevCollectiveCall) ----
+   * All five, or none (NULL): the host then moves the device's arrays
+   * between processes itself, through host memory. */
+  /* Fills *out_id with the id of a new communicator. */
+  AnydevStatus (*comm_id)(AnydevContext *context, AnydevCommId *out_id);
+  /* Joins rank args->rank of the communicator args->id names, on device.
+   * Blocks until all args->nranks ranks have joined (they may be in other
+   * processes, or in this one on other threads), or fails after
+   * args->timeout_ms. *out_comm is owned by the host until comm_destroy. */
+  AnydevStatus (*comm_init)(AnydevContext *context, AnydevDevice *device, const AnydevCommInitArgs *args,
+                            AnydevComm **out_comm);
+  /* Makes the communicator's pending and later collectives fail soon, without
+   * waiting for the peers (ncclCommAbort); called from another thread while
+   * collectives may be blocked. The host then destroys it. */
+  AnydevStatus (*comm_abort)(AnydevContext *context, AnydevComm *comm);
+  /* Destroys the communicator once no enqueued work uses it (or after
+   * comm_abort); takes ownership. */
+  AnydevStatus (*comm_destroy)(AnydevContext *context, AnydevComm *comm);
+  /* Enqueues one collective on stream (a stream of the communicator's
+   * device) in stream order; call borrowed for the call only. */
+  AnydevStatus (*collective)(AnydevContext *context, AnydevComm *comm, AnydevStream *stream,
+                             const AnydevCollectiveCall *call);
 } AnydevPluginApi;
 
 typedef const AnydevPluginApi *(*AnydevGetApiFn)(void);

@@ -18,8 +18,8 @@
 //!   the host process (the Rust helper crate catches panics for you).
 
 use crate::{
-    AnydevAttributeList, AnydevBuffer, AnydevContext, AnydevDevice, AnydevDeviceProperties, AnydevError, AnydevEvent,
-    AnydevInitArgs, AnydevMemoryStats, AnydevOpCall, AnydevStatus, AnydevStream, AnydevVersion,
+    AnydevAttributeList, AnydevBuffer, AnydevComm, AnydevContext, AnydevDevice, AnydevDeviceProperties, AnydevError,
+    AnydevEvent, AnydevInitArgs, AnydevMemoryStats, AnydevOpCall, AnydevStatus, AnydevStream, AnydevVersion,
 };
 use core::ffi::c_char;
 
@@ -366,6 +366,44 @@ pub struct AnydevPluginApi {
             start: *mut AnydevEvent,
             end: *mut AnydevEvent,
             out_ms: *mut f64,
+        ) -> AnydevStatus,
+    >,
+
+    // --- collectives (ABI 1.6) ------------------------------------------------
+    // All five or none: without them the host moves the device's arrays
+    // between processes itself, through host memory. The header describes
+    // the bootstrap (one rank's `comm_id` sent to the others over MPI) and
+    // what each collective reads and writes.
+    /// Fills `*out_id` with the id of a new communicator.
+    pub comm_id:
+        Option<unsafe extern "C" fn(context: *mut AnydevContext, out_id: *mut crate::AnydevCommId) -> AnydevStatus>,
+    /// Joins rank `args.rank` of the communicator `args.id` names, on
+    /// `device`; blocks until all `args.nranks` ranks joined (from other
+    /// processes, or other threads of this one), or fails after
+    /// `args.timeout_ms`.
+    pub comm_init: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            device: *mut AnydevDevice,
+            args: *const crate::AnydevCommInitArgs,
+            out_comm: *mut *mut AnydevComm,
+        ) -> AnydevStatus,
+    >,
+    /// Makes pending and later collectives on `comm` fail soon, without
+    /// waiting for peers; may be called while another thread is blocked in
+    /// one. The host destroys the communicator afterwards.
+    pub comm_abort: Option<unsafe extern "C" fn(context: *mut AnydevContext, comm: *mut AnydevComm) -> AnydevStatus>,
+    /// Destroys `comm` once no enqueued work uses it (or after
+    /// `comm_abort`); takes ownership.
+    pub comm_destroy: Option<unsafe extern "C" fn(context: *mut AnydevContext, comm: *mut AnydevComm) -> AnydevStatus>,
+    /// Enqueues one collective on `stream`, a stream of the communicator's
+    /// device, in stream order; `call` is borrowed for the call only.
+    pub collective: Option<
+        unsafe extern "C" fn(
+            context: *mut AnydevContext,
+            comm: *mut AnydevComm,
+            stream: *mut AnydevStream,
+            call: *const crate::AnydevCollectiveCall,
         ) -> AnydevStatus,
     >,
 }

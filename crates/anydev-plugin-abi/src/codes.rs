@@ -69,3 +69,33 @@ pub const ANYDEV_NO_LIMIT: u64 = u64::MAX;
 
 /// A byte count the plugin does not know (the 1.5 memory-stats fields).
 pub const ANYDEV_UNKNOWN_BYTES: u64 = u64::MAX;
+
+/// [`crate::AnydevCollectiveCall`] `kind` (ABI 1.6).
+pub type AnydevCollectiveKind = u32;
+/// Every rank gets the reduction of every rank's `count` elements.
+pub const ANYDEV_COLLECTIVE_ALL_REDUCE: AnydevCollectiveKind = 1;
+/// Every rank gets the root's (`peer`'s) `count` elements.
+pub const ANYDEV_COLLECTIVE_BROADCAST: AnydevCollectiveKind = 2;
+/// Every rank gets every rank's `count` elements, in rank order.
+pub const ANYDEV_COLLECTIVE_ALL_GATHER: AnydevCollectiveKind = 3;
+/// Rank `r` gets block `r` (of `count` elements) of the reduction.
+pub const ANYDEV_COLLECTIVE_REDUCE_SCATTER: AnydevCollectiveKind = 4;
+/// Block `i` of rank `r`'s send goes to rank `i`, as its block `r`.
+pub const ANYDEV_COLLECTIVE_ALL_TO_ALL: AnydevCollectiveKind = 5;
+/// `count` elements to rank `peer`.
+pub const ANYDEV_COLLECTIVE_SEND: AnydevCollectiveKind = 6;
+/// `count` elements from rank `peer`.
+pub const ANYDEV_COLLECTIVE_RECV: AnydevCollectiveKind = 7;
+
+/// [`crate::AnydevCollectiveCall`] `reduce_op` (ABI 1.6). On bool, sum and
+/// max are logical or, prod and min logical and; integers wrap; f16 and
+/// bf16 accumulate in f32 and round once; min and max propagate NaN and
+/// are not defined for complex dtypes. Ranks combine in rank order.
+pub type AnydevReduceOp = u32;
+pub const ANYDEV_REDUCE_SUM: AnydevReduceOp = 1;
+pub const ANYDEV_REDUCE_PROD: AnydevReduceOp = 2;
+pub const ANYDEV_REDUCE_MIN: AnydevReduceOp = 3;
+pub const ANYDEV_REDUCE_MAX: AnydevReduceOp = 4;
+
+/// Bytes in an [`crate::AnydevCommId`].
+pub const ANYDEV_COMM_ID_BYTES: usize = 128;

@@ -32,6 +32,9 @@ opaque_handle! {
     /// An error returned by a call. Owned by the host, which frees it with
     /// `error_destroy` exactly once.
     AnydevError;
+    /// One rank's membership of a communicator (ABI 1.6). Owned by the
+    /// host from `comm_init` until `comm_destroy`.
+    AnydevComm;
 }
 
 /// What every call returns: NULL for success, otherwise an error the host

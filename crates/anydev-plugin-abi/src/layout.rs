@@ -35,7 +35,17 @@ const _: () = {
     assert!(offset_of!(AnydevPluginApi, empty_cache) == 288);
     assert!(offset_of!(AnydevPluginApi, memory_reset_peak) == 296);
     assert!(offset_of!(AnydevPluginApi, event_elapsed) == 304);
-    assert!(size_of::<AnydevPluginApi>() == 312);
+    // ABI 1.6 appended the collectives; 1.5 tables end at 312.
+    assert!(offset_of!(AnydevPluginApi, comm_id) == 312);
+    assert!(offset_of!(AnydevPluginApi, collective) == 344);
+    assert!(size_of::<AnydevPluginApi>() == 352);
+    assert!(size_of::<AnydevCommId>() == 128);
+    assert!(size_of::<AnydevCommInitArgs>() == 152);
+    assert!(offset_of!(AnydevCommInitArgs, nranks) == 136);
+    assert!(offset_of!(AnydevCommInitArgs, timeout_ms) == 144);
+    assert!(size_of::<AnydevCollectiveCall>() == 64);
+    assert!(offset_of!(AnydevCollectiveCall, send) == 24);
+    assert!(offset_of!(AnydevCollectiveCall, count) == 56);
     assert!(size_of::<AnydevExtensionOpList>() == 24);
     assert!(size_of::<AnydevExtensionCall>() == 64);
     assert!(offset_of!(AnydevExtensionCall, attributes) == 48);

@@ -17,7 +17,8 @@
 //! * Argument structs that may grow ([`AnydevInitArgs`],
 //!   [`AnydevDeviceProperties`], [`AnydevAttributeList`],
 //!   [`AnydevMemoryStats`], [`AnydevOpCall`], [`AnydevOpSignature`],
-//!   [`AnydevExtensionOpList`], [`AnydevExtensionCall`]) start with `struct_size`,
+//!   [`AnydevExtensionOpList`], [`AnydevExtensionCall`], [`AnydevCommInitArgs`],
+//!   [`AnydevCollectiveCall`]) start with `struct_size`,
 //!   set by whoever allocated the struct; the reader uses only the fields
 //!   inside both its own and the writer's size. New fields are only ever
 //!   appended.
@@ -48,7 +49,7 @@ pub use structs::*;
 pub const ABI_VERSION_MAJOR: u16 = 1;
 
 /// Minor ABI version: grows when fields or calls are appended.
-pub const ABI_VERSION_MINOR: u16 = 5;
+pub const ABI_VERSION_MINOR: u16 = 6;
 
 /// The ABI version this crate describes.
 pub const ABI_VERSION: AnydevVersion = AnydevVersion {

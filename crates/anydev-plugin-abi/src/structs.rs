@@ -1,7 +1,7 @@
 //! Argument and result structs. Every struct that may grow starts with
 //! `struct_size`; see the crate docs for how readers treat it.
 
-use crate::{AnydevBuffer, AnydevVersion};
+use crate::{AnydevBuffer, AnydevVersion, ANYDEV_COMM_ID_BYTES};
 use core::ffi::c_char;
 use core::ptr;
 
@@ -255,6 +255,8 @@ zeroed!(
     AnydevOpSignature,
     AnydevExtensionOpList,
     AnydevExtensionCall,
+    AnydevCommInitArgs,
+    AnydevCollectiveCall,
     crate::AnydevPluginApi
 );
 
@@ -285,6 +287,8 @@ versioned!(
     AnydevOpSignature,
     AnydevExtensionOpList,
     AnydevExtensionCall,
+    AnydevCommInitArgs,
+    AnydevCollectiveCall,
     crate::AnydevPluginApi
 );
 
@@ -353,4 +357,62 @@ pub unsafe fn write_versioned<T: Versioned>(dst: *mut T, value: &T) -> bool {
         )
     };
     true
+}
+
+/// An opaque communicator id (ABI 1.6), made by `comm_id` on one rank and
+/// copied unchanged to the others by the host. Fixed forever.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AnydevCommId {
+    pub bytes: [u8; ANYDEV_COMM_ID_BYTES],
+}
+
+impl Default for AnydevCommId {
+    fn default() -> AnydevCommId {
+        AnydevCommId {
+            bytes: [0; ANYDEV_COMM_ID_BYTES],
+        }
+    }
+}
+
+/// Arguments of `comm_init` (ABI 1.6); allocated by the host, borrowed for
+/// the call.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AnydevCommInitArgs {
+    pub struct_size: usize,
+    pub id: AnydevCommId,
+    /// The number of ranks, at least 1.
+    pub nranks: u32,
+    /// This rank, below `nranks`; each rank joins exactly once.
+    pub rank: u32,
+    /// How long to wait for the other ranks to join before failing.
+    pub timeout_ms: u64,
+}
+
+/// One collective (ABI 1.6); allocated by the host and borrowed for the
+/// call. Buffers hold dense elements of `dtype` from their byte offsets;
+/// `count` is per rank as the header's table says (`n * count` elements
+/// on the gathered or scattered side). The host has checked every range,
+/// that send and recv do not overlap, and that both buffers belong to the
+/// communicator's device.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AnydevCollectiveCall {
+    pub struct_size: usize,
+    /// `ANYDEV_COLLECTIVE_*`.
+    pub kind: u32,
+    /// `ANYDEV_DTYPE_*`.
+    pub dtype: u32,
+    /// `ANYDEV_REDUCE_*` for all-reduce and reduce-scatter, else 0.
+    pub reduce_op: u32,
+    /// Broadcast: the root; send and recv: the other rank; else 0.
+    pub peer: u32,
+    /// NULL for recv, and for broadcast on every rank but the root.
+    pub send: *mut AnydevBuffer,
+    pub send_offset: u64,
+    /// NULL for send.
+    pub recv: *mut AnydevBuffer,
+    pub recv_offset: u64,
+    pub count: u64,
 }

@@ -9,6 +9,7 @@
 //! rather than undefined behaviour.
 
 use crate::codec::{decode, decode_extension, decode_extension_spec, RawAttributes, RawTensor, RawValue};
+use crate::collective::{CollectiveCall, CollectiveKind, Collectives, Comm, CommInit, ReduceOp};
 use crate::error::{error_code, error_destroy, error_message, into_status};
 use crate::plugin::{AttrValue, ForeignMemory, InitArgs, MemoryKind, Plugin, PluginTensor};
 use crate::{PluginError, Result};
@@ -60,6 +61,7 @@ fn text(s: *const c_char, default: &str) -> Result<&str> {
 const BUFFER_TAG: u64 = u64::from_le_bytes(*b"anydBUF1");
 const STREAM_TAG: u64 = u64::from_le_bytes(*b"anydSTR1");
 const EVENT_TAG: u64 = u64::from_le_bytes(*b"anydEVT1");
+const COMM_TAG: u64 = u64::from_le_bytes(*b"anydCOM1");
 
 /// What a buffer, stream or event handle points at.
 struct Tagged<T> {
@@ -190,6 +192,16 @@ impl<P: Plugin> Context<P> {
 
     fn event<'a>(&self, handle: *mut AnydevEvent) -> Result<&'a P::Event> {
         handle_ref(handle, EVENT_TAG, "event")
+    }
+
+    fn comm<'a>(&self, handle: *mut AnydevComm) -> Result<&'a PluginComm<P>> {
+        handle_ref(handle, COMM_TAG, "communicator")
+    }
+
+    fn collectives(&self) -> Result<&dyn Collectives<P::Buffer, P::Stream>> {
+        self.plugin
+            .collectives()
+            .ok_or_else(|| PluginError::unimplemented("this plugin offers no collectives"))
     }
 
     fn tensor<'a>(&self, raw: &RawTensor<'a>) -> Result<PluginTensor<'a, P::Buffer>> {
@@ -736,6 +748,122 @@ unsafe extern "C" fn extension_execute<P: Plugin>(
     })
 }
 
+/// What a communicator handle points at.
+type PluginComm<P> = Box<dyn Comm<<P as Plugin>::Buffer, <P as Plugin>::Stream>>;
+
+unsafe extern "C" fn comm_id<P: Plugin>(ctx: *mut AnydevContext, out: *mut AnydevCommId) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let bytes = c.collectives()?.comm_id()?;
+        put(out, AnydevCommId { bytes })
+    })
+}
+
+unsafe extern "C" fn comm_init<P: Plugin>(
+    ctx: *mut AnydevContext,
+    dev: *mut AnydevDevice,
+    args: *const AnydevCommInitArgs,
+    out: *mut *mut AnydevComm,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        let index = c.device(dev)?;
+        // SAFETY: by the ABI contract `args` is NULL or a valid versioned struct.
+        let args =
+            unsafe { read_versioned(args) }.ok_or_else(|| PluginError::invalid_argument("NULL communicator args"))?;
+        if args.nranks == 0 || args.rank >= args.nranks {
+            return Err(PluginError::invalid_argument(format!(
+                "rank {} of a communicator of {} ranks",
+                args.rank, args.nranks
+            )));
+        }
+        let init = CommInit {
+            id: args.id.bytes,
+            nranks: args.nranks as usize,
+            rank: args.rank as usize,
+            timeout: std::time::Duration::from_millis(args.timeout_ms),
+        };
+        if out.is_null() {
+            return Err(PluginError::invalid_argument("NULL out-parameter"));
+        }
+        let comm: PluginComm<P> = c.collectives()?.comm_init(index, &init)?;
+        put(out, into_handle(COMM_TAG, comm))
+    })
+}
+
+unsafe extern "C" fn comm_abort<P: Plugin>(ctx: *mut AnydevContext, comm: *mut AnydevComm) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        c.comm(comm)?.abort()
+    })
+}
+
+unsafe extern "C" fn comm_destroy<P: Plugin>(ctx: *mut AnydevContext, comm: *mut AnydevComm) -> AnydevStatus {
+    guard(|| {
+        Context::<P>::from_handle(ctx)?;
+        take_handle::<PluginComm<P>, _>(comm, COMM_TAG, "communicator")
+    })
+}
+
+/// A reduction an ABI code names.
+fn reduce_op(code: u32) -> Result<ReduceOp> {
+    match code {
+        ANYDEV_REDUCE_SUM => Ok(ReduceOp::Sum),
+        ANYDEV_REDUCE_PROD => Ok(ReduceOp::Prod),
+        ANYDEV_REDUCE_MIN => Ok(ReduceOp::Min),
+        ANYDEV_REDUCE_MAX => Ok(ReduceOp::Max),
+        other => Err(PluginError::invalid_argument(format!("unknown reduction code {other}"))),
+    }
+}
+
+/// The collective an ABI call describes.
+fn collective_kind(call: &AnydevCollectiveCall) -> Result<CollectiveKind> {
+    let peer = call.peer as usize;
+    Ok(match call.kind {
+        ANYDEV_COLLECTIVE_ALL_REDUCE => CollectiveKind::AllReduce(reduce_op(call.reduce_op)?),
+        ANYDEV_COLLECTIVE_BROADCAST => CollectiveKind::Broadcast { root: peer },
+        ANYDEV_COLLECTIVE_ALL_GATHER => CollectiveKind::AllGather,
+        ANYDEV_COLLECTIVE_REDUCE_SCATTER => CollectiveKind::ReduceScatter(reduce_op(call.reduce_op)?),
+        ANYDEV_COLLECTIVE_ALL_TO_ALL => CollectiveKind::AllToAll,
+        ANYDEV_COLLECTIVE_SEND => CollectiveKind::Send { peer },
+        ANYDEV_COLLECTIVE_RECV => CollectiveKind::Recv { peer },
+        other => {
+            return Err(PluginError::invalid_argument(format!(
+                "unknown collective code {other}"
+            )))
+        }
+    })
+}
+
+unsafe extern "C" fn collective<P: Plugin>(
+    ctx: *mut AnydevContext,
+    comm: *mut AnydevComm,
+    stream: *mut AnydevStream,
+    call: *const AnydevCollectiveCall,
+) -> AnydevStatus {
+    guard(|| {
+        let c = Context::<P>::from_handle(ctx)?;
+        // SAFETY: by the ABI contract `call` is NULL or a valid versioned struct.
+        let call = unsafe { read_versioned(call) }.ok_or_else(|| PluginError::invalid_argument("NULL collective"))?;
+        let dtype = DType::from_code(call.dtype)
+            .ok_or_else(|| PluginError::invalid_argument(format!("unknown dtype code {}", call.dtype)))?;
+        let side = |buffer: *mut AnydevBuffer, offset: u64| -> Result<Option<(&P::Buffer, usize)>> {
+            if buffer.is_null() {
+                return Ok(None);
+            }
+            Ok(Some((c.buffer(buffer)?, size(offset)?)))
+        };
+        let decoded = CollectiveCall {
+            kind: collective_kind(&call)?,
+            dtype,
+            send: side(call.send, call.send_offset)?,
+            recv: side(call.recv, call.recv_offset)?,
+            count: size(call.count)?,
+        };
+        c.comm(comm)?.enqueue(c.stream(stream)?, &decoded)
+    })
+}
+
 /// The function table for plugin type `P`. [`crate::export_plugin!`] puts
 /// it in a static behind the entry symbol; a host that links a plugin
 /// statically can hand the same table to the loader directly.
@@ -782,5 +910,10 @@ pub const fn api_table<P: Plugin>() -> AnydevPluginApi {
         empty_cache: Some(empty_cache::<P>),
         memory_reset_peak: Some(memory_reset_peak::<P>),
         event_elapsed: Some(event_elapsed::<P>),
+        comm_id: if P::COLLECTIVES { Some(comm_id::<P>) } else { None },
+        comm_init: if P::COLLECTIVES { Some(comm_init::<P>) } else { None },
+        comm_abort: if P::COLLECTIVES { Some(comm_abort::<P>) } else { None },
+        comm_destroy: if P::COLLECTIVES { Some(comm_destroy::<P>) } else { None },
+        collective: if P::COLLECTIVES { Some(collective::<P>) } else { None },
     }
 }

@@ -23,6 +23,7 @@
 //! attributes, by the same [`codec`] the host's loader encodes them with
 //! (the `anydev-plugin-codec` crate, re-exported).
 
+mod collective;
 mod error;
 mod export;
 mod plugin;
@@ -32,6 +33,7 @@ pub use anydev_ops::AttrValue as ExtensionAttr;
 pub use anydev_plugin_abi as abi;
 pub use anydev_plugin_codec as codec;
 pub use codec::{ErrorCode, ExtensionCall, PluginError, Result, TensorSpec};
+pub use collective::{CollectiveCall, CollectiveKind, Collectives, Comm, CommId, CommInit, ReduceOp};
 pub use export::api_table;
 pub use plugin::{AttrValue, ForeignMemory, InitArgs, MemoryKind, MemoryStats, Plugin, PluginTensor, Properties};
 

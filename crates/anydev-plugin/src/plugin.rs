@@ -326,4 +326,14 @@ pub trait Plugin: Sized + Send + Sync + 'static {
             call.op
         )))
     }
+
+    /// Whether the plugin moves its devices' memory between processes
+    /// itself (ABI 1.6): `true` fills the table's collective calls, which
+    /// then use [`Plugin::collectives`]. Keep the two in step.
+    const COLLECTIVES: bool = false;
+
+    /// The plugin's collectives, when [`Plugin::COLLECTIVES`] is true.
+    fn collectives(&self) -> Option<&dyn crate::Collectives<Self::Buffer, Self::Stream>> {
+        None
+    }
 }
