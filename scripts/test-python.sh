@@ -24,11 +24,11 @@ if [ ! -e "$marker" ]; then
   touch "$marker"
 fi
 
-# The package, built in a target directory of its own (its dependency
-# features differ from the workspace's, so sharing would rebuild both
-# back and forth) and kept between runs so rebuilds are incremental.
-# Without build isolation pip uses the pinned maturin above and needs no
-# network. The dev profile builds in a fraction of release's time; the
+# The package, built in the workspace's target directory: cargo keeps the
+# artifacts of each feature set apart, so the crates the package shares
+# with the workspace (same profile, same features) are built once for
+# both. Without build isolation pip uses the pinned maturin above and
+# needs no network. The dev profile builds in a fraction of release's time; the
 # kernels are the Rust crates' own, so their speed is not what this run
 # checks.
 # The package has a Cargo.lock of its own (it is not a workspace member);
@@ -42,9 +42,9 @@ if ! cargo metadata --quiet --locked --format-version 1 \
 fi
 # The crate is outside the workspace, so the workspace's lints miss it.
 cargo fmt --manifest-path "$root/crates/anydev-python/Cargo.toml" -- --check
-PYO3_PYTHON="$venv/bin/python" CARGO_TARGET_DIR="$target/python" \
+PYO3_PYTHON="$venv/bin/python" CARGO_TARGET_DIR="$target" \
   cargo clippy --quiet --locked --manifest-path "$root/crates/anydev-python/Cargo.toml" --all-targets -- -D warnings
-PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target/python" MATURIN_PEP517_ARGS="--profile dev" \
+PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$target" MATURIN_PEP517_ARGS="--profile dev" \
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
   --force-reinstall --no-deps "$root/crates/anydev-python"
 

@@ -371,6 +371,31 @@ pub trait Backend: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The collective library the backend's devices use between processes
+    /// (`"nccl"`, a plugin's own), when it has one; `None`, the default,
+    /// leaves moving its arrays between processes to the caller (MPI with
+    /// host staging). See [`crate::collective`].
+    fn collectives(&self) -> Option<String> {
+        None
+    }
+
+    /// The id of a new communicator, to be carried to every rank's
+    /// [`Backend::comm_init`]. The default refuses.
+    fn comm_id(&self) -> Result<Vec<u8>> {
+        Err(crate::collective::no_collectives(self.name()))
+    }
+
+    /// Joins a communicator on device `index`; returns once every rank
+    /// has joined, or fails after `init.timeout`. The default refuses.
+    fn comm_init(
+        &self,
+        index: usize,
+        init: &crate::collective::CommInit<'_>,
+    ) -> Result<Box<dyn crate::collective::DeviceComm>> {
+        let _ = (index, init);
+        Err(crate::collective::no_collectives(self.name()))
+    }
+
     /// Whether device `index` runs its own implementation of `op` (one of
     /// [`Backend::extension_ops`]) for inputs and outputs of these dtypes
     /// and shapes and these attributes.

@@ -10,6 +10,7 @@
 pub mod backend;
 pub mod builtin;
 pub mod capability;
+pub mod collective;
 mod device;
 mod error;
 pub mod extension;

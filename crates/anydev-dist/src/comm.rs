@@ -1,11 +1,15 @@
 //! The communicator: collectives and point-to-point transfers on arrays.
 
-use crate::engine::{self, EngineTable, Route};
+mod native;
+
+use crate::engine::{self, Engine, EngineTable, Route};
 use crate::error::{DistError, Result};
 use crate::meta::{self, Agree, Call, Meta, MAX_DIMS, RECORD};
 use crate::placement;
 use crate::wait::{complete, lease, Completed, Stalled};
+use anydev::collective::{CollectiveKind, DeviceComm};
 use anydev::{Array, DType, Device, DeviceGuard, DeviceKind, Element};
+use native::{dense, device_reduce, Plan};
 use mpi::collective::SystemOperation;
 use mpi::request::StaticScope;
 use mpi::topology::{Color, SimpleCommunicator};
@@ -134,7 +138,18 @@ pub struct Communicator {
     seq: Cell<u64>,
     timeout: Cell<Duration>,
     engines: RefCell<EngineTable>,
+    /// The device library's communicator over the same ranks, for the
+    /// `plugin` engine; joined on first use.
+    device_comm: RefCell<Option<Rc<dyn DeviceComm>>>,
     shared: Rc<Shared>,
+}
+
+/// A collective's input, ready for its engine.
+enum Staged<H> {
+    /// Copied to the host for MPI.
+    Host(H),
+    /// Dense on the device, for the device's own collectives.
+    Device(Array),
 }
 
 /// Reads `ANYDEV_DIST_TIMEOUT` (seconds, fractions allowed).
@@ -206,6 +221,7 @@ pub fn init() -> Result<Communicator> {
         seq: Cell::new(0),
         timeout: Cell::new(timeout),
         engines: RefCell::new(engines),
+        device_comm: RefCell::new(None),
         shared: Rc::new(Shared {
             scope: RefCell::new(None),
             broken: RefCell::new(None),
@@ -425,12 +441,18 @@ impl Communicator {
                 format!("arrays of at most {MAX_DIMS} dimensions, got {}", x.ndim()),
             ));
         }
-        let route = self.route(x.device())?;
-        route
-            .engine
-            .availability()
-            .map_err(|reason| DistError::Config(format!("{}: {reason}", x.device())))?;
+        // A route exists only through an engine the device can use.
+        self.route(x.device())?;
         Ok(())
+    }
+
+    /// `x` ready for its route: dense on the device for a device engine,
+    /// else `host()`'s copy for MPI.
+    fn stage<H>(&self, x: &Array, host: impl FnOnce() -> Result<H>) -> Result<Staged<H>> {
+        match self.route(x.device())?.engine {
+            Engine::Plugin => Ok(Staged::Device(dense(x)?)),
+            Engine::Mpi | Engine::Nccl => host().map(Staged::Host),
+        }
     }
 
     /// Every rank's arrays combined with `op`; the result has the input's
@@ -448,11 +470,23 @@ impl Communicator {
             || {
                 self.check_array(call.name(), x)?;
                 check_reduce(call.name(), x.dtype(), op)?;
-                HostVec::stage(x)
+                self.stage(x, || HostVec::stage(x))
             },
-            |host, seq| {
-                let reduced = host.reduce(self, call, seq, op, None)?;
-                self.finish_reduce(x, reduced, x.shape(), op)
+            |staged, seq| match staged {
+                Staged::Host(host) => {
+                    let reduced = host.reduce(self, call, seq, op, None)?;
+                    self.finish_reduce(x, reduced, x.shape(), op)
+                }
+                Staged::Device(xd) => {
+                    let plan = Plan {
+                        kind: CollectiveKind::AllReduce(device_reduce(op)),
+                        send: Some(&xd),
+                        count: xd.size(),
+                        out_shape: x.shape().to_vec(),
+                        dtype: x.dtype(),
+                    };
+                    self.finish_device_reduce(self.run_on_device(call, seq, plan)?, op)
+                }
             },
         )
     }
@@ -474,13 +508,27 @@ impl Communicator {
                 self.check_array(call.name(), x)?;
                 check_reduce(call.name(), x.dtype(), op)?;
                 self.check_blocks(call.name(), x)?;
-                HostVec::stage(x)
+                self.stage(x, || HostVec::stage(x))
             },
-            |host, seq| {
+            |staged, seq| {
                 let mut shape = x.shape().to_vec();
                 shape[0] /= self.size;
-                let reduced = host.reduce(self, call, seq, op, Some(self.size))?;
-                self.finish_reduce(x, reduced, &shape, op)
+                match staged {
+                    Staged::Host(host) => {
+                        let reduced = host.reduce(self, call, seq, op, Some(self.size))?;
+                        self.finish_reduce(x, reduced, &shape, op)
+                    }
+                    Staged::Device(xd) => {
+                        let plan = Plan {
+                            kind: CollectiveKind::ReduceScatter(device_reduce(op)),
+                            send: Some(&xd),
+                            count: xd.size() / self.size,
+                            out_shape: shape,
+                            dtype: x.dtype(),
+                        };
+                        self.finish_device_reduce(self.run_on_device(call, seq, plan)?, op)
+                    }
+                }
             },
         )
     }
@@ -497,6 +545,16 @@ impl Communicator {
             )),
             None => Err(DistError::invalid(op, "needs an array of at least one dimension")),
         }
+    }
+
+    /// A device reduction finished: a mean divided by the number of ranks.
+    fn finish_device_reduce(&self, summed: Array, op: ReduceOp) -> Result<Array> {
+        if op != ReduceOp::Mean {
+            return Ok(summed);
+        }
+        let dtype = summed.dtype();
+        let mean = summed.divide(self.size as f64)?;
+        Ok(if mean.dtype() == dtype { mean } else { mean.astype(dtype)? })
     }
 
     /// The reduced host data back on `x`'s device, in `x`'s dtype.
@@ -528,13 +586,26 @@ impl Communicator {
                 self.check_array(call.name(), x)?;
                 self.check_rank(call.name(), "root", root)?;
                 let bytes = byte_count(call.name(), x)?;
-                if self.rank == root {
-                    Ok(x.host_bytes()?)
-                } else {
-                    Ok(vec![0u8; bytes])
-                }
+                self.stage(x, || match self.rank == root {
+                    true => Ok(x.host_bytes()?),
+                    false => Ok(vec![0u8; bytes]),
+                })
             },
-            |bytes, seq| {
+            |staged, seq| {
+                let bytes = match staged {
+                    Staged::Host(bytes) => bytes,
+                    Staged::Device(xd) => {
+                        let plan = Plan {
+                            kind: CollectiveKind::Broadcast { root },
+                            send: (self.rank == root).then_some(&xd),
+                            count: xd.size(),
+                            out_shape: x.shape().to_vec(),
+                            dtype: x.dtype(),
+                        };
+                        let out = self.run_on_device(call, seq, plan)?;
+                        return Ok(if self.rank == root { x.clone() } else { out });
+                    }
+                };
                 let (l, buf) = lease(bytes);
                 let request = self
                     .comm
@@ -567,9 +638,24 @@ impl Communicator {
                 self.check_array(call.name(), x)?;
                 let n = byte_count(call.name(), x)?;
                 byte_count_total(call.name(), n, self.size)?;
-                Ok(x.host_bytes()?)
+                self.stage(x, || Ok(x.host_bytes()?))
             },
-            |bytes, seq| {
+            |staged, seq| {
+                let mut shape = vec![self.size];
+                shape.extend_from_slice(x.shape());
+                let bytes = match staged {
+                    Staged::Host(bytes) => bytes,
+                    Staged::Device(xd) => {
+                        let plan = Plan {
+                            kind: CollectiveKind::AllGather,
+                            send: Some(&xd),
+                            count: xd.size(),
+                            out_shape: shape,
+                            dtype: x.dtype(),
+                        };
+                        return self.run_on_device(call, seq, plan);
+                    }
+                };
                 let total = bytes.len() * self.size;
                 let (sl, send) = lease(bytes);
                 let (rl, recv) = lease(vec![0u8; total]);
@@ -578,8 +664,6 @@ impl Communicator {
                 let done = self.wait(request, call, seq, "gathering")?;
                 sl.reclaim(&done);
                 let gathered = rl.reclaim(&done);
-                let mut shape = vec![self.size];
-                shape.extend_from_slice(x.shape());
                 array_from_bytes(x.dtype(), &shape, &gathered, x.device())
             },
         )
@@ -601,9 +685,22 @@ impl Communicator {
                 self.check_array(call.name(), x)?;
                 self.check_blocks(call.name(), x)?;
                 byte_count(call.name(), x)?;
-                Ok(x.host_bytes()?)
+                self.stage(x, || Ok(x.host_bytes()?))
             },
-            |bytes, seq| {
+            |staged, seq| {
+                let bytes = match staged {
+                    Staged::Host(bytes) => bytes,
+                    Staged::Device(xd) => {
+                        let plan = Plan {
+                            kind: CollectiveKind::AllToAll,
+                            send: Some(&xd),
+                            count: xd.size() / self.size,
+                            out_shape: x.shape().to_vec(),
+                            dtype: x.dtype(),
+                        };
+                        return self.run_on_device(call, seq, plan);
+                    }
+                };
                 let n = bytes.len();
                 let (sl, send) = lease(bytes);
                 let (rl, recv) = lease(vec![0u8; n]);
@@ -669,6 +766,7 @@ impl Communicator {
                     seq: Cell::new(0),
                     timeout: Cell::new(self.timeout.get()),
                     engines: RefCell::new(self.engines.borrow().clone()),
+                    device_comm: RefCell::new(None),
                     shared: Rc::clone(&self.shared),
                 })
             },

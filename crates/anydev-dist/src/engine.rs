@@ -20,6 +20,9 @@ pub enum Engine {
     /// NVIDIA's NCCL, for `cuda` arrays in device memory. Not built yet:
     /// asking for it is a configuration error that says so.
     Nccl,
+    /// The collectives a device plugin offers for its own devices (ABI
+    /// 1.6), bootstrapped over MPI: the data stays in device memory.
+    Plugin,
 }
 
 impl Engine {
@@ -27,13 +30,16 @@ impl Engine {
         match self {
             Engine::Mpi => "mpi",
             Engine::Nccl => "nccl",
+            Engine::Plugin => "plugin",
         }
     }
 
-    /// Whether this build can use the engine, or why not.
+    /// Whether this build can use the engine, or why not. Whether a
+    /// plugin offers collectives is known per device kind:
+    /// [`Engine::availability_for`].
     pub fn availability(self) -> Result<(), String> {
         match self {
-            Engine::Mpi => Ok(()),
+            Engine::Mpi | Engine::Plugin => Ok(()),
             Engine::Nccl => Err(
                 "NCCL is not built into anydev-dist yet; cuda arrays go through MPI with host \
                  staging (the default for cuda)"
@@ -41,6 +47,29 @@ impl Engine {
             ),
         }
     }
+}
+
+impl Engine {
+    /// Whether arrays of device kind `kind` (`*` for any) can use the
+    /// engine, or why not.
+    pub fn availability_for(self, kind: &str) -> Result<(), String> {
+        self.availability()?;
+        if self != Engine::Plugin || kind == "*" {
+            return Ok(());
+        }
+        match plugin_collectives(kind) {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "no loaded plugin of kind {kind} offers collectives (the ABI 1.6 calls); use mpi"
+            )),
+        }
+    }
+}
+
+/// The collective library of the loaded backend of device kind `kind`,
+/// when it offers one (only plugins do, for now).
+fn plugin_collectives(kind: &str) -> Option<String> {
+    anydev::runtime().record(kind)?.backend()?.collectives()
 }
 
 impl fmt::Display for Engine {
@@ -56,8 +85,9 @@ impl std::str::FromStr for Engine {
         match s.trim() {
             "mpi" => Ok(Engine::Mpi),
             "nccl" => Ok(Engine::Nccl),
+            "plugin" => Ok(Engine::Plugin),
             other => Err(DistError::Config(format!(
-                "unknown engine {other:?}; known engines: mpi, nccl"
+                "unknown engine {other:?}; known engines: mpi, nccl, plugin"
             ))),
         }
     }
@@ -95,9 +125,23 @@ impl Default for EngineTable {
 pub const BACKEND_VAR: &str = "ANYDEV_DIST_BACKEND";
 
 impl EngineTable {
-    /// The defaults with `ANYDEV_DIST_BACKEND` applied.
-    pub fn from_env() -> Result<EngineTable> {
+    /// The built-in defaults, plus `plugin` for every loaded plugin kind
+    /// whose plugin offers collectives of its own (as PyTorch lets an
+    /// out-of-tree device register its collective backend).
+    pub fn for_runtime() -> EngineTable {
         let mut table = EngineTable::default();
+        let runtime = anydev::runtime();
+        for record in runtime.backends() {
+            if plugin_collectives(record.name()).is_some() {
+                table.by_kind.insert(record.name().to_owned(), Engine::Plugin);
+            }
+        }
+        table
+    }
+
+    /// [`EngineTable::for_runtime`] with `ANYDEV_DIST_BACKEND` applied.
+    pub fn from_env() -> Result<EngineTable> {
+        let mut table = EngineTable::for_runtime();
         if let Ok(spec) = std::env::var(BACKEND_VAR) {
             table
                 .apply(&spec)
@@ -131,7 +175,7 @@ impl EngineTable {
     /// engine this build does not have is an error carrying the reason.
     pub fn set(&mut self, kind: &str, engine: Engine) -> Result<()> {
         engine
-            .availability()
+            .availability_for(kind)
             .map_err(|reason| DistError::Config(format!("{kind}:{engine}: {reason}")))?;
         if kind == "*" {
             self.fallback = engine;
@@ -180,14 +224,23 @@ impl fmt::Display for Route {
     }
 }
 
-/// The route for `device`'s arrays: staging unless the host can address
-/// the device's memory (`host_accessible_memory`).
+/// The route for `device`'s arrays: a plugin's own collectives keep the
+/// data in device memory; MPI stages it through the host unless the host
+/// can address the device's memory (`host_accessible_memory`).
 pub fn route(table: &EngineTable, device: anydev::Device) -> Result<Route> {
-    let caps = anydev::runtime().capabilities(device)?;
-    Ok(Route {
-        engine: table.engine(device.kind().as_str()),
-        host_staging: !caps.flag(anydev::capability::keys::HOST_ACCESSIBLE_MEMORY),
-    })
+    let kind = device.kind().as_str();
+    let engine = table.engine(kind);
+    engine
+        .availability_for(kind)
+        .map_err(|reason| DistError::Config(format!("{device}: {kind}:{engine}: {reason}")))?;
+    let host_staging = match engine {
+        Engine::Plugin => false,
+        Engine::Mpi | Engine::Nccl => {
+            let caps = anydev::runtime().capabilities(device)?;
+            !caps.flag(anydev::capability::keys::HOST_ACCESSIBLE_MEMORY)
+        }
+    };
+    Ok(Route { engine, host_staging })
 }
 
 #[cfg(test)]
@@ -223,6 +276,8 @@ mod tests {
         assert!(e.contains("kind:engine"), "{e}");
         let e = t.apply("sim:gloo").unwrap_err().to_string();
         assert!(e.contains("unknown engine \"gloo\""), "{e}");
+        let e = t.apply("cpu:plugin").unwrap_err().to_string();
+        assert!(e.contains("no loaded plugin of kind cpu offers collectives"), "{e}");
         let e = t.apply("Sim:mpi").unwrap_err().to_string();
         assert!(e.contains("not a device kind"), "{e}");
         let e = t.apply("sim:mpi,cuda:nccl").unwrap_err().to_string();

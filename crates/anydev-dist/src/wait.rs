@@ -45,28 +45,45 @@ impl<T: 'static> Lease<T> {
     }
 }
 
-/// Polls `request` until it completes or `timeout` passes. Spins briefly,
-/// then yields, then sleeps in short steps, so that ranks sharing cores
-/// (oversubscribed runs) leave each other time to progress.
+/// Polls `request` until it completes or `timeout` passes.
 pub(crate) fn complete<D: ?Sized>(
     request: Request<'static, D, StaticScope>,
     timeout: Duration,
 ) -> Result<Completed, Stalled> {
+    let mut pending = Some(request);
+    let done = poll_until(timeout, || match pending.take().map(Request::test) {
+        Some(Ok(_)) | None => true,
+        Some(Err(request)) => {
+            pending = Some(request);
+            false
+        }
+    });
+    match pending {
+        // The request may still touch its buffers: never complete, free or
+        // drop it (dropping a pending request panics). Its scope is static
+        // and its buffers are leased, so forgetting it is safe.
+        Some(request) if !done => {
+            std::mem::forget(request);
+            Err(Stalled)
+        }
+        _ => Ok(Completed(())),
+    }
+}
+
+/// Calls `ready` until it says yes (then true) or `timeout` passes (then
+/// false). Spins briefly, then yields, then sleeps in short steps, so that
+/// ranks sharing cores (oversubscribed runs) leave each other time to
+/// progress.
+pub(crate) fn poll_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
-    let mut request = request;
     let mut polls: u32 = 0;
     loop {
-        match request.test() {
-            Ok(_) => return Ok(Completed(())),
-            Err(pending) => request = pending,
+        if ready() {
+            return true;
         }
         let waited = start.elapsed();
         if waited >= timeout {
-            // The request may still touch its buffers: never complete, free
-            // or drop it (dropping a pending request panics). Its scope is
-            // static and its buffers are leased, so forgetting it is safe.
-            std::mem::forget(request);
-            return Err(Stalled);
+            return false;
         }
         polls = polls.saturating_add(1);
         if polls < 64 {

@@ -57,7 +57,7 @@ pub fn set_default_device(device: Option<Device>) -> Result<()> {
     runtime().set_default_device(device)
 }
 
-fn backend(device: Device) -> Result<Arc<dyn Backend>> {
+pub(crate) fn backend(device: Device) -> Result<Arc<dyn Backend>> {
     runtime().backend(device).map(Arc::clone)
 }
 
@@ -110,6 +110,14 @@ impl Event {
     pub fn record_on(stream: &Stream) -> Result<Event> {
         let backend = backend(stream.device())?;
         let event = backend.record_timed_event(stream)?;
+        Ok(Event { backend, event })
+    }
+
+    /// An event after the work enqueued so far on `stream`, for waiting
+    /// only: cheaper than a timed one on backends whose timed events carry
+    /// a timestamp.
+    pub(crate) fn plain(backend: Arc<dyn Backend>, stream: &Stream) -> Result<Event> {
+        let event = backend.record_event(stream)?;
         Ok(Event { backend, event })
     }
 

@@ -11,6 +11,7 @@
 
 pub mod accelerator;
 pub mod backends;
+pub mod collective;
 
 /// Shuts down the device plugins the process has used, for the end of a
 /// program: the process-wide runtime is never dropped, so without this a

@@ -31,9 +31,10 @@ pub struct Identity {
     pub priority_set: bool,
 }
 
-struct Shared {
-    instance: Instance,
-    identity: Identity,
+/// What the backend and every handle it gave out share.
+pub(super) struct Shared {
+    pub(super) instance: Instance,
+    pub(super) identity: Identity,
 }
 
 /// One allocation of a plugin device, or its handle to memory it imported.
@@ -45,8 +46,8 @@ struct PluginBuffer {
 }
 
 /// A plugin stream (NULL when the plugin has no stream calls).
-struct PluginStream {
-    handle: *mut AnydevStream,
+pub(super) struct PluginStream {
+    pub(super) handle: *mut AnydevStream,
     shared: Arc<Shared>,
 }
 
@@ -97,6 +98,68 @@ impl Drop for PluginStream {
 impl Drop for PluginEvent {
     fn drop(&mut self) {
         let _ = self.shared.instance.event_destroy(self.handle);
+    }
+}
+
+impl Shared {
+    /// A plugin failure as an error naming the plugin and its library.
+    fn plugin_error(&self, e: CallError) -> Error {
+        let id = &self.identity;
+        let message = match e.code {
+            ErrorCode::Unimplemented => e.message,
+            code => format!("{} failed ({}): {}", e.call, code.name(), e.message),
+        };
+        Error::Plugin {
+            name: id.name.clone(),
+            path: id.library.display().to_string(),
+            message,
+        }
+    }
+
+    /// Translates a call error that is not about a particular op.
+    pub(super) fn error(&self, e: CallError) -> Error {
+        match e.code {
+            ErrorCode::InvalidArgument => Error::invalid_argument(e.call, e.message),
+            _ => self.plugin_error(e),
+        }
+    }
+
+    /// The plugin handle behind a stream of this backend.
+    pub(super) fn stream<'a>(self: &Arc<Shared>, stream: &'a Stream) -> Result<&'a PluginStream> {
+        stream
+            .downcast::<PluginStream>()
+            .filter(|s| Arc::ptr_eq(&s.shared, self))
+            .ok_or_else(|| {
+                Error::backend(
+                    &self.identity.name,
+                    format!("{stream:?} is not a stream of this plugin"),
+                )
+            })
+    }
+
+    fn event<'a>(self: &Arc<Shared>, event: &'a Event) -> Result<&'a PluginEvent> {
+        event
+            .downcast::<PluginEvent>()
+            .filter(|e| Arc::ptr_eq(&e.shared, self))
+            .ok_or_else(|| {
+                Error::backend(
+                    &self.identity.name,
+                    format!("{event:?} is not an event of this plugin"),
+                )
+            })
+    }
+
+    pub(super) fn buffer(self: &Arc<Shared>, buffer: &Buffer) -> Result<*mut AnydevBuffer> {
+        buffer
+            .downcast::<PluginBuffer>()
+            .filter(|b| Arc::ptr_eq(&b.shared, self))
+            .map(|b| b.handle)
+            .ok_or_else(|| {
+                Error::backend(
+                    &self.identity.name,
+                    format!("{buffer:?} was not allocated by this plugin"),
+                )
+            })
     }
 }
 
@@ -154,34 +217,24 @@ impl PluginBackend {
         Ok(backend)
     }
 
-    fn device(&self, index: usize) -> Device {
+    pub(super) fn device(&self, index: usize) -> Device {
         Device::new(self.kind, index)
     }
 
-    fn instance(&self) -> &Instance {
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(super) fn instance(&self) -> &Instance {
         &self.shared.instance
     }
 
-    /// A plugin failure as an error naming the plugin and its library.
     fn plugin_error(&self, e: CallError) -> Error {
-        let id = &self.shared.identity;
-        let message = match e.code {
-            ErrorCode::Unimplemented => e.message,
-            code => format!("{} failed ({}): {}", e.call, code.name(), e.message),
-        };
-        Error::Plugin {
-            name: id.name.clone(),
-            path: id.library.display().to_string(),
-            message,
-        }
+        self.shared.plugin_error(e)
     }
 
-    /// Translates a call error that is not about a particular op.
-    fn error(&self, e: CallError) -> Error {
-        match e.code {
-            ErrorCode::InvalidArgument => Error::invalid_argument(e.call, e.message),
-            _ => self.plugin_error(e),
-        }
+    pub(super) fn error(&self, e: CallError) -> Error {
+        self.shared.error(e)
     }
 
     fn check_index(&self, index: usize) -> Result<()> {
@@ -210,42 +263,16 @@ impl PluginBackend {
         Ok(Stream::new(self.device(index), Arc::new(stream)))
     }
 
-    /// The plugin handle behind a stream of this backend.
     fn stream<'a>(&self, stream: &'a Stream) -> Result<&'a PluginStream> {
-        stream
-            .downcast::<PluginStream>()
-            .filter(|s| Arc::ptr_eq(&s.shared, &self.shared))
-            .ok_or_else(|| {
-                Error::backend(
-                    &self.shared.identity.name,
-                    format!("{stream:?} is not a stream of this plugin"),
-                )
-            })
+        self.shared.stream(stream)
     }
 
     fn event<'a>(&self, event: &'a Event) -> Result<&'a PluginEvent> {
-        event
-            .downcast::<PluginEvent>()
-            .filter(|e| Arc::ptr_eq(&e.shared, &self.shared))
-            .ok_or_else(|| {
-                Error::backend(
-                    &self.shared.identity.name,
-                    format!("{event:?} is not an event of this plugin"),
-                )
-            })
+        self.shared.event(event)
     }
 
     fn buffer(&self, buffer: &Buffer) -> Result<*mut AnydevBuffer> {
-        buffer
-            .downcast::<PluginBuffer>()
-            .filter(|b| Arc::ptr_eq(&b.shared, &self.shared))
-            .map(|b| b.handle)
-            .ok_or_else(|| {
-                Error::backend(
-                    &self.shared.identity.name,
-                    format!("{buffer:?} was not allocated by this plugin"),
-                )
-            })
+        self.shared.buffer(buffer)
     }
 
     /// Frees the deferred buffers whose uses have completed; with `wait`,
@@ -766,6 +793,26 @@ impl Backend for PluginBackend {
             }));
         }
         Ok(Duration::from_secs_f64(ms / 1e3))
+    }
+
+    fn collectives(&self) -> Option<String> {
+        self.instance()
+            .has_collectives()
+            .then(|| format!("{} (plugin)", self.shared.identity.name))
+    }
+
+    fn comm_id(&self) -> Result<Vec<u8>> {
+        let id = self.instance().comm_id().map_err(|e| self.error(e))?;
+        Ok(id.bytes.to_vec())
+    }
+
+    fn comm_init(
+        &self,
+        index: usize,
+        init: &crate::collective::CommInit<'_>,
+    ) -> Result<Box<dyn crate::collective::DeviceComm>> {
+        self.check_index(index)?;
+        Ok(Box::new(self.join(index, init)?))
     }
 
     fn synchronize_stream(&self, stream: &Stream) -> Result<()> {

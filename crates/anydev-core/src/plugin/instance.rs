@@ -640,6 +640,68 @@ impl Instance {
     }
 }
 
+/// The collective calls (ABI 1.6); the loader has checked that a table has
+/// all five or none.
+impl Instance {
+    pub fn has_collectives(&self) -> bool {
+        self.table.api.collective.is_some()
+    }
+
+    pub fn comm_id(&self) -> Result<AnydevCommId, CallError> {
+        let mut id = AnydevCommId::default();
+        self.call("comm_id", self.table.api.comm_id, |f| {
+            // SAFETY: live context; the out-pointer is a local.
+            unsafe { f(self.context, &mut id) }
+        })?;
+        Ok(id)
+    }
+
+    /// Blocks until every rank joined or the plugin's join timeout passed.
+    pub fn comm_init(&self, index: usize, args: &AnydevCommInitArgs) -> Result<*mut AnydevComm, CallError> {
+        let mut comm = ptr::null_mut();
+        self.call("comm_init", self.table.api.comm_init, |f| {
+            // SAFETY: live context and device; `args` is a sized local that
+            // lives across the call; the out-pointer is a local.
+            unsafe { f(self.context, self.device(index), args, &mut comm) }
+        })?;
+        if comm.is_null() {
+            return Err(self.error(
+                "comm_init",
+                ErrorCode::Internal,
+                "returned success but no communicator".into(),
+            ));
+        }
+        Ok(comm)
+    }
+
+    pub fn comm_abort(&self, comm: *mut AnydevComm) -> Result<(), CallError> {
+        self.call("comm_abort", self.table.api.comm_abort, |f| {
+            // SAFETY: live context and communicator.
+            unsafe { f(self.context, comm) }
+        })
+    }
+
+    pub fn comm_destroy(&self, comm: *mut AnydevComm) -> Result<(), CallError> {
+        self.call("comm_destroy", self.table.api.comm_destroy, |f| {
+            // SAFETY: a live communicator of this context, given up here.
+            unsafe { f(self.context, comm) }
+        })
+    }
+
+    pub fn collective(
+        &self,
+        comm: *mut AnydevComm,
+        stream: *mut AnydevStream,
+        call: &AnydevCollectiveCall,
+    ) -> Result<(), CallError> {
+        self.call("collective", self.table.api.collective, |f| {
+            // SAFETY: live context, communicator and stream; `call` and the
+            // buffers it names live across the call.
+            unsafe { f(self.context, comm, stream, call) }
+        })
+    }
+}
+
 impl Instance {
     /// Shuts the plugin down now, while buffers, streams and events may
     /// still be live: the process is exiting (`anydev::shutdown`). Waits

@@ -87,24 +87,42 @@ const REQUIRED_CALLS: &[(&str, HasCall)] = &[
     ("copy_device_to_host", |a| a.copy_device_to_host.is_some()),
 ];
 
+/// The collective calls (ABI 1.6): a table has all of them or none.
+const COLLECTIVE_CALLS: &[(&str, HasCall)] = &[
+    ("comm_id", |a| a.comm_id.is_some()),
+    ("comm_init", |a| a.comm_init.is_some()),
+    ("comm_abort", |a| a.comm_abort.is_some()),
+    ("comm_destroy", |a| a.comm_destroy.is_some()),
+    ("collective", |a| a.collective.is_some()),
+];
+
 impl Table {
     /// `Err` naming every required call the table leaves NULL (or outside
-    /// its `struct_size`).
+    /// its `struct_size`), or the collective calls missing from a table
+    /// that has some of them.
     pub fn check_required(&self) -> Result<(), String> {
-        let missing: Vec<&str> = REQUIRED_CALLS
-            .iter()
-            .filter(|(_, present)| !present(&self.api))
-            .map(|(name, _)| *name)
-            .collect();
-        if missing.is_empty() {
+        let missing = |calls: &[(&'static str, HasCall)]| -> Vec<&'static str> {
+            calls
+                .iter()
+                .filter(|(_, present)| !present(&self.api))
+                .map(|(name, _)| *name)
+                .collect()
+        };
+        let required = missing(REQUIRED_CALLS);
+        let collective = missing(COLLECTIVE_CALLS);
+        let what = if !required.is_empty() {
+            format!("lacks required calls: {}", required.join(", "))
+        } else if !collective.is_empty() && collective.len() < COLLECTIVE_CALLS.len() {
+            format!(
+                "has some collective calls but lacks {} (ABI 1.6: all five or none)",
+                collective.join(", ")
+            )
+        } else {
             return Ok(());
-        }
+        };
         Err(format!(
-            "the function table (ABI {}.{}, {} bytes) lacks required calls: {}",
-            self.version.major,
-            self.version.minor,
-            self.declared_size,
-            missing.join(", ")
+            "the function table (ABI {}.{}, {} bytes) {what}",
+            self.version.major, self.version.minor, self.declared_size
         ))
     }
 }
