@@ -999,3 +999,146 @@ fn a_peer_blocked_in_a_recv_wakes_when_a_rank_aborts() {
         api.destroy(comm.0);
     }
 }
+
+/// The ranks of `ranks_in_separate_processes` that this process plays:
+/// set for the children it starts.
+const CHILD_RANK: &str = "ANYDEV_SIM_TEST_CHILD_RANK";
+const CHILD_ID: &str = "ANYDEV_SIM_TEST_CHILD_ID";
+
+/// One rank of `ranks_in_separate_processes`, joined as `comm`: an
+/// all-reduce of more than a chunk and an all-gather, checked against the
+/// host.
+fn process_rank(api: &Api, comm: *mut AnydevComm, n: usize, r: usize) {
+    let me = Rank {
+        api,
+        rank: r,
+        n,
+        comm,
+        stream: api.stream(r),
+    };
+    let count = CHUNK_BYTES / 4 + 1000;
+    let mine = encode(DType::F32, &data(DType::F32, r, count, 1));
+    let got = me
+        .run(
+            ANYDEV_COLLECTIVE_ALL_REDUCE,
+            DType::F32,
+            ANYDEV_REDUCE_SUM,
+            0,
+            Some(&mine),
+            Some(4 * count),
+            count,
+        )
+        .unwrap()
+        .unwrap();
+    let want: Vec<_> = (0..count)
+        .map(|i| combine(ANYDEV_REDUCE_SUM, (0..n).map(|p| value(DType::F32, p, i, 1))))
+        .collect();
+    assert_bytes(
+        &got,
+        &encode(DType::F32, &want),
+        DType::F32,
+        "all_reduce across processes",
+    );
+    let mine = encode(DType::I64, &data(DType::I64, r, 5, 2));
+    let got = me
+        .run(
+            ANYDEV_COLLECTIVE_ALL_GATHER,
+            DType::I64,
+            0,
+            0,
+            Some(&mine),
+            Some(n * 40),
+            5,
+        )
+        .unwrap()
+        .unwrap();
+    let want: Vec<_> = (0..n).flat_map(|p| data(DType::I64, p, 5, 2)).collect();
+    assert_bytes(
+        &got,
+        &encode(DType::I64, &want),
+        DType::I64,
+        "all_gather across processes",
+    );
+    api.destroy_stream(me.stream);
+}
+
+#[test]
+fn ranks_in_separate_processes() {
+    let n = 3;
+    if let (Ok(rank), Ok(hex)) = (std::env::var(CHILD_RANK), std::env::var(CHILD_ID)) {
+        let mut id = AnydevCommId::default();
+        for (byte, pair) in id.bytes.iter_mut().zip(hex.as_bytes().chunks(2)) {
+            *byte = u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap();
+        }
+        let rank: usize = rank.parse().unwrap();
+        let api = Api::new();
+        let comm = api.comm_init(rank, &id, n as u32, rank as u32, 60_000).unwrap();
+        process_rank(&api, comm, n, rank);
+        api.destroy(comm);
+        return;
+    }
+    // This process is rank 0; this test binary, run again, the others.
+    let api = Api::new();
+    let id = api.comm_id();
+    let hex: String = id.bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut children: Vec<_> = (1..n)
+        .map(|r| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "ranks_in_separate_processes", "--test-threads=1"])
+                .env(CHILD_RANK, r.to_string())
+                .env(CHILD_ID, &hex)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let comm = Handle(api.comm_init(0, &id, n as u32, 0, 60_000).unwrap());
+    // A child that fails aborts this rank's collectives instead of leaving
+    // them waiting for it; a failure here ends the children.
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        let watchdog = scope.spawn(|| {
+            let mut exited = vec![false; children.len()];
+            while !done.load(std::sync::atomic::Ordering::Acquire) && !exited.iter().all(|&e| e) {
+                for (child, exited) in children.iter_mut().zip(&mut exited) {
+                    if let Some(status) = child.try_wait().unwrap() {
+                        *exited = true;
+                        if !status.success() {
+                            api.abort(comm.get());
+                            return;
+                        }
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let outcome = catch_unwind(AssertUnwindSafe(|| process_rank(&api, comm.get(), n, 0)));
+        done.store(true, std::sync::atomic::Ordering::Release);
+        watchdog.join().unwrap();
+        outcome
+    });
+    let outputs: Vec<_> = children
+        .into_iter()
+        .map(|mut child| {
+            if outcome.is_err() {
+                let _ = child.kill();
+            }
+            child.wait_with_output().unwrap()
+        })
+        .collect();
+    api.destroy(comm.get());
+    for out in outputs {
+        assert!(
+            out.status.success(),
+            "a child rank failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The child ran this very test, not nothing.
+        assert!(String::from_utf8_lossy(&out.stdout).contains("1 passed"));
+    }
+    if let Err(panic) = outcome {
+        resume_unwind(panic);
+    }
+}
