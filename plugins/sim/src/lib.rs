@@ -17,19 +17,27 @@
 //! as wrong numbers. In unified mode (`unified`) the devices reach host
 //! memory and each other's managed memory, like a Grace Hopper with ATS.
 //!
+//! Collectives (ABI 1.6) run among processes of one machine, or threads of
+//! one process, over POSIX shared memory (`src/collective.rs`).
+//!
 //! Settings: see [`config`].
 
+mod collective;
 pub mod config;
 mod exec;
 mod extension;
 mod memory;
+mod reduce;
+mod shm;
 mod stream;
 
 use anydev_ops::{DType, Op, OpCode};
 use anydev_plugin::codec::{ExtensionCall, TensorSpec};
 use anydev_plugin::{
-    AttrValue, ForeignMemory, InitArgs, MemoryKind, MemoryStats, Plugin, PluginError, PluginTensor, Properties, Result,
+    AttrValue, Collectives, ForeignMemory, InitArgs, MemoryKind, MemoryStats, Plugin, PluginError, PluginTensor,
+    Properties, Result,
 };
+pub use collective::{comm_path, CHUNK_BYTES, MAX_RANKS};
 pub use config::SimConfig;
 use memory::DeviceMemory;
 pub use memory::SimBuffer;
@@ -366,6 +374,12 @@ impl Plugin for Sim {
             stream.state.synchronize()?;
         }
         Ok(())
+    }
+
+    const COLLECTIVES: bool = true;
+
+    fn collectives(&self) -> Option<&dyn Collectives<SimBuffer, SimStream>> {
+        Some(self)
     }
 }
 
