@@ -4,7 +4,8 @@
 # a Cargo.lock of its own. This script installs MPI when missing
 # (scripts/ensure-mpi.sh), checks formatting and lints, runs the crate's
 # unit and fault tests (the latter launch mpirun themselves), then runs
-# under mpirun, on 4 simulated devices (one per rank) and on 2 cpu ranks:
+# under mpirun, on 4 simulated devices (one per rank; through the
+# simulator's collectives and through MPI) and on 2 cpu ranks:
 # `anydev-dist check` and the data-parallel SGD example, which checks
 # itself against a single-process run.
 set -euo pipefail
@@ -26,9 +27,10 @@ if ! cargo metadata --quiet --locked --format-version 1 --manifest-path "$manife
 fi
 cargo fmt --manifest-path "$manifest" -- --check
 cargo clippy --quiet --locked --manifest-path "$manifest" --all-targets -- -D warnings
+# The simulator first: the fault tests load it for the plugin engine.
+cargo build --quiet --locked -p anydev-sim
 cargo test --quiet --locked --manifest-path "$manifest"
 cargo build --quiet --locked --manifest-path "$manifest" --bins --examples
-cargo build --quiet --locked -p anydev-sim
 
 bin="$target/debug/anydev-dist"
 example="$target/debug/examples/linear_regression"
@@ -42,11 +44,17 @@ run_check() {
   printf '%s\n' "$out" | tail -n 1 | grep -Eq '^[0-9]+ passed, 0 failed$'
 }
 
-echo "== 4 ranks on sim:0..3"
+echo "== 4 ranks on sim:0..3, through the simulator's own collectives"
 sim=(-n 4 -x ANYDEV_PLUGINS="sim:$target/debug/libanydev_sim.so" -x ANYDEV_SIM_DEVICES=4 -x ANYDEV_DIST_KIND=sim)
-"${mpi[@]}" "${sim[@]}" "$bin" info
+info="$("${mpi[@]}" "${sim[@]}" "$bin" info)"
+printf '%s\n' "$info"
+# The simulator offers collectives (ABI 1.6), so its kind defaults to them.
+printf '%s\n' "$info" | grep -q "sim:3 via plugin;"
 run_check "${sim[@]}"
 "${mpi[@]}" "${sim[@]}" "$example"
+
+echo "== 4 ranks on sim:0..3, through MPI with host staging"
+run_check "${sim[@]}" -x ANYDEV_DIST_BACKEND=sim:mpi
 
 echo "== 2 ranks on cpu:0"
 cpu=(-n 2 -x ANYDEV_DIST_KIND=cpu)

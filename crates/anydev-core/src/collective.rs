@@ -184,7 +184,9 @@ pub fn check_call(call: &CollectiveCall<'_>, device: Device, nranks: usize, rank
         // One `Usage` is shared by an allocation and every mapping of it.
         let same = std::ptr::eq(a.buffer.usage(), b.buffer.usage());
         if same && a.offset < b.offset + b_len && b.offset < a.offset + a_len && a_len > 0 && b_len > 0 {
-            return Err(invalid("the send and recv ranges overlap; receive into a fresh buffer".into()));
+            return Err(invalid(
+                "the send and recv ranges overlap; receive into a fresh buffer".into(),
+            ));
         }
     }
     Ok(())

@@ -9,11 +9,11 @@ use crate::placement;
 use crate::wait::{complete, lease, Completed, Stalled};
 use anydev::collective::{CollectiveKind, DeviceComm};
 use anydev::{Array, DType, Device, DeviceGuard, DeviceKind, Element};
-use native::{dense, device_reduce, Plan};
 use mpi::collective::SystemOperation;
 use mpi::request::StaticScope;
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::{Communicator as _, CommunicatorCollectives, Destination, Equivalence, Root, Source};
+use native::{dense, device_reduce, Plan};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
@@ -554,7 +554,11 @@ impl Communicator {
         }
         let dtype = summed.dtype();
         let mean = summed.divide(self.size as f64)?;
-        Ok(if mean.dtype() == dtype { mean } else { mean.astype(dtype)? })
+        Ok(if mean.dtype() == dtype {
+            mean
+        } else {
+            mean.astype(dtype)?
+        })
     }
 
     /// The reduced host data back on `x`'s device, in `x`'s dtype.

@@ -2,7 +2,7 @@
 //! Run it under an MPI launcher, e.g. `mpirun -n 4 anydev-dist check`.
 
 use anydev::{Array, DType, Device};
-use anydev_dist::{Communicator, DistError, ReduceOp};
+use anydev_dist::{Communicator, DistError, Engine, ReduceOp};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,8 @@ commands:
   drill SCENARIO    make rank 1 misbehave and check that the others fail fast:
                     stall (rank 1 never arrives), exit (rank 1 exits at once),
                     error (rank 1 passes a bad root),
-                    mismatch (rank 1 passes another shape)
+                    mismatch (rank 1 passes another shape),
+                    device-stall (rank 1 leaves the plugin engine mid-job)
 
 environment: ANYDEV_DIST_KIND, ANYDEV_DIST_BACKEND, ANYDEV_DIST_TIMEOUT (docs/distributed.md)";
 
@@ -386,8 +387,8 @@ fn check(world: &Communicator) -> Result<ExitCode, DistError> {
 
     c.case("describe names the device and the engine".into(), || {
         let d = world.describe();
-        let staged = world.route(device).map_err(err)?.host_staging;
-        let want = format!("{device} via mpi{}", if staged { " (host staging)" } else { "" });
+        let route = world.route(device).map_err(err)?;
+        let want = format!("{device} via {route}");
         if d.contains(&want) {
             Ok(())
         } else {
@@ -548,9 +549,30 @@ fn drill(world: &Communicator, scenario: &str) -> Result<ExitCode, DistError> {
                 matches!(e, DistError::Mismatch { rank: 1, .. })
             })
         }
+        "device-stall" => {
+            // The device's communicator works at first; then rank 1 takes
+            // its arrays through MPI instead, so the others wait inside the
+            // device's collective until their timeout aborts it (or a
+            // peer's abort ends it first).
+            let kind = world.device().kind();
+            if world.route(world.device())?.engine != Engine::Plugin {
+                return Err(DistError::Config(format!(
+                    "the device-stall drill needs {kind} arrays routed through the plugin engine"
+                )));
+            }
+            world.all_reduce(&x, ReduceOp::Sum)?;
+            if rank == 1 {
+                world.set_engine(kind.as_str(), Engine::Mpi)?;
+            }
+            (world.all_reduce(&x, ReduceOp::Sum).map(|_| ()), |e, me| match e {
+                DistError::Timeout { .. } => true,
+                DistError::Array(e) => me != 1 && e.to_string().contains("aborted"),
+                _ => false,
+            })
+        }
         other => {
             return Err(DistError::Config(format!(
-                "unknown drill {other:?}; drills: stall, exit, error, mismatch"
+                "unknown drill {other:?}; drills: stall, exit, error, mismatch, device-stall"
             )))
         }
     };

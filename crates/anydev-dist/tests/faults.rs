@@ -13,7 +13,20 @@ static ONE_JOB: Mutex<()> = Mutex::new(());
 const TIMEOUT_S: &str = "2";
 
 fn mpirun(ranks: usize, args: &[&str]) -> (Output, Duration) {
-    mpirun_with(&[], ranks, args)
+    mpirun_with(&["-x", "ANYDEV_DIST_KIND=cpu"], ranks, args)
+}
+
+/// The simulator plugin, built next to the binary (scripts/test-dist.sh
+/// builds it before the tests).
+fn sim_plugin() -> String {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_anydev-dist"));
+    let lib = bin.with_file_name("libanydev_sim.so");
+    assert!(
+        lib.exists(),
+        "{} is missing: build it with cargo build -p anydev-sim",
+        lib.display()
+    );
+    format!("ANYDEV_PLUGINS=sim:{}", lib.display())
 }
 
 fn mpirun_with(launcher: &[&str], ranks: usize, args: &[&str]) -> (Output, Duration) {
@@ -22,12 +35,7 @@ fn mpirun_with(launcher: &[&str], ranks: usize, args: &[&str]) -> (Output, Durat
     let out = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-n", &ranks.to_string()])
         .args(launcher)
-        .args([
-            "-x",
-            "ANYDEV_DIST_KIND=cpu",
-            "-x",
-            &format!("ANYDEV_DIST_TIMEOUT={TIMEOUT_S}"),
-        ])
+        .args(["-x", &format!("ANYDEV_DIST_TIMEOUT={TIMEOUT_S}")])
         .args(["-x", "RAYON_NUM_THREADS=1"])
         .arg(env!("CARGO_BIN_EXE_anydev-dist"))
         .args(args)
@@ -82,6 +90,35 @@ fn a_stalled_rank_makes_the_others_time_out() {
 }
 
 #[test]
+fn a_stall_inside_a_plugin_collective_is_aborted_at_the_timeout() {
+    let plugin = sim_plugin();
+    let env = [
+        "-x",
+        &plugin,
+        "-x",
+        "ANYDEV_SIM_DEVICES=3",
+        "-x",
+        "ANYDEV_DIST_KIND=sim",
+    ];
+    let (out, took) = mpirun_with(&env, 3, &["drill", "device-stall"]);
+    // Ranks that timed out leave without MPI_Finalize, so the launcher
+    // reports the job as failed; what counts is each rank's verdict.
+    let all = text(&out);
+    let lines = ok_lines(&all, "device-stall", &[0, 1, 2]);
+    // Rank 1 waits in MPI, the others in the plugin's collective; at least
+    // one of those times out there and aborts it (a peer may see the abort
+    // before its own timeout).
+    assert!(lines[1].contains("no progress for 2s while reducing"), "{}", lines[1]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("while moving data through the device's collectives")),
+        "{all}"
+    );
+    assert!(took < Duration::from_secs(20), "the job took {took:?}:\n{all}");
+}
+
+#[test]
 fn a_rank_that_exits_ends_the_job_within_the_timeout() {
     let (out, took) = mpirun(3, &["drill", "exit"]);
     let all = text(&out);
@@ -102,7 +139,14 @@ fn a_rank_that_exits_ends_the_job_within_the_timeout() {
 fn a_rank_that_exits_makes_the_others_time_out_when_the_launcher_waits() {
     // Open MPI 4's mpirun otherwise ends the job itself when a rank exits
     // with an error status; here the survivors must notice on their own.
-    let (out, took) = mpirun_with(&["--mca", "orte_abort_on_non_zero_status", "0"], 3, &["drill", "exit"]);
+    let launcher = [
+        "--mca",
+        "orte_abort_on_non_zero_status",
+        "0",
+        "-x",
+        "ANYDEV_DIST_KIND=cpu",
+    ];
+    let (out, took) = mpirun_with(&launcher, 3, &["drill", "exit"]);
     let all = text(&out);
     for line in ok_lines(&all, "exit", &[0, 2]) {
         assert!(line.contains("no progress for 2s"), "{line}");

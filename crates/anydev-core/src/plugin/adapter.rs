@@ -141,12 +141,7 @@ impl Shared {
         event
             .downcast::<PluginEvent>()
             .filter(|e| Arc::ptr_eq(&e.shared, self))
-            .ok_or_else(|| {
-                Error::backend(
-                    &self.identity.name,
-                    format!("{event:?} is not an event of this plugin"),
-                )
-            })
+            .ok_or_else(|| Error::backend(&self.identity.name, format!("{event:?} is not an event of this plugin")))
     }
 
     pub(super) fn buffer(self: &Arc<Shared>, buffer: &Buffer) -> Result<*mut AnydevBuffer> {

@@ -59,7 +59,10 @@ impl PluginBackend {
         if init.id.len() != ANYDEV_COMM_ID_BYTES {
             return Err(Error::invalid_argument(
                 op,
-                format!("a communicator id has {ANYDEV_COMM_ID_BYTES} bytes, got {}", init.id.len()),
+                format!(
+                    "a communicator id has {ANYDEV_COMM_ID_BYTES} bytes, got {}",
+                    init.id.len()
+                ),
             ));
         }
         let (Ok(nranks), Ok(rank)) = (u32::try_from(init.nranks), u32::try_from(init.rank)) else {
@@ -111,7 +114,11 @@ impl DeviceComm for PluginComm {
         if stream.device() != self.device {
             return Err(Error::invalid_argument(
                 call.kind.name(),
-                format!("the stream is on {}, the communicator's device is {}", stream.device(), self.device),
+                format!(
+                    "the stream is on {}, the communicator's device is {}",
+                    stream.device(),
+                    self.device
+                ),
             ));
         }
         let stream = self.backend.stream(stream)?.handle;

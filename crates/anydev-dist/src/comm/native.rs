@@ -105,7 +105,12 @@ impl Communicator {
             let _ = comm.abort();
             return Err(self.stalled(call, seq, "moving data through the device's collectives"));
         }
-        event.synchronize()?;
+        if let Err(e) = event.synchronize() {
+            // A failed collective leaves the device communicator between
+            // messages: nothing later on it could be trusted.
+            self.shared.broken.borrow_mut().get_or_insert_with(|| e.to_string());
+            return Err(e.into());
+        }
         Ok(out)
     }
 }
