@@ -797,6 +797,9 @@ impl Backend for PluginBackend {
     }
 
     fn comm_id(&self) -> Result<Vec<u8>> {
+        if !self.instance().has_collectives() {
+            return Err(crate::collective::no_collectives(self.name()));
+        }
         let id = self.instance().comm_id().map_err(|e| self.error(e))?;
         Ok(id.bytes.to_vec())
     }
@@ -807,6 +810,9 @@ impl Backend for PluginBackend {
         init: &crate::collective::CommInit<'_>,
     ) -> Result<Box<dyn crate::collective::DeviceComm>> {
         self.check_index(index)?;
+        if !self.instance().has_collectives() {
+            return Err(crate::collective::no_collectives(self.name()));
+        }
         Ok(Box::new(self.join(index, init)?))
     }
 

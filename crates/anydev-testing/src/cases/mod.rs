@@ -5,6 +5,7 @@
 mod abi;
 mod accelerator;
 pub mod accuracy;
+mod collective;
 mod complex;
 mod defaults;
 mod elementwise;
@@ -75,6 +76,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(ordering::cases());
     cases.extend(complex::cases());
     cases.extend(accelerator::cases());
+    cases.extend(collective::cases());
     let libraries = LIBRARIES.lock().unwrap_or_else(PoisonError::into_inner).clone();
     cases.extend(libraries.into_iter().flat_map(|library| library()));
     cases
