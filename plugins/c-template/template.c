@@ -355,6 +355,10 @@ static const AnydevPluginApi api = {
     .fill = fill_pattern,
     .execute = execute,
     .op_supported_signature = op_supported_signature,
+    /* The ABI 1.6 collectives (comm_id, comm_init, comm_abort, comm_destroy,
+     * collective) stay NULL: anydev-dist then moves this device's arrays
+     * between processes through host memory. A device with a collective
+     * library (most copy NCCL's API) sets all five; see the header. */
 };
 
 const AnydevPluginApi *anydev_plugin_get_api(void) { return &api; }
