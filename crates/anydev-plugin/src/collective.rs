@@ -40,6 +40,21 @@ pub enum CollectiveKind {
     Recv { peer: usize },
 }
 
+impl CollectiveKind {
+    /// The collective's name in errors (`all_reduce`, `send`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectiveKind::AllReduce(_) => "all_reduce",
+            CollectiveKind::Broadcast { .. } => "broadcast",
+            CollectiveKind::AllGather => "all_gather",
+            CollectiveKind::ReduceScatter(_) => "reduce_scatter",
+            CollectiveKind::AllToAll => "all_to_all",
+            CollectiveKind::Send { .. } => "send",
+            CollectiveKind::Recv { .. } => "recv",
+        }
+    }
+}
+
 /// One collective on buffers of the communicator's device. `send` and
 /// `recv` are a buffer and a byte offset; `count` is per rank, as the
 /// header's table says. Decoded from the ABI with every code checked; the

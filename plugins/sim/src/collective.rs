@@ -123,18 +123,6 @@ pub struct SimComm {
     shared: Arc<Shared>,
 }
 
-fn name(kind: CollectiveKind) -> &'static str {
-    match kind {
-        CollectiveKind::AllReduce(_) => "all_reduce",
-        CollectiveKind::Broadcast { .. } => "broadcast",
-        CollectiveKind::AllGather => "all_gather",
-        CollectiveKind::ReduceScatter(_) => "reduce_scatter",
-        CollectiveKind::AllToAll => "all_to_all",
-        CollectiveKind::Send { .. } => "send",
-        CollectiveKind::Recv { .. } => "recv",
-    }
-}
-
 const OPS: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max];
 const KINDS: [&str; 6] = [
     "all_reduce",
@@ -343,7 +331,7 @@ impl SimComm {
     /// runs it.
     fn prepare(&self, stream: &SimStream, call: &CollectiveCall<'_, SimBuffer>) -> Result<Job> {
         let s = &self.shared;
-        let (r, n, what) = (s.rank, s.nranks, name(call.kind));
+        let (r, n, what) = (s.rank, s.nranks, call.kind.name());
         let invalid = |message: String| PluginError::invalid_argument(format!("{what} on rank {r}: {message}"));
         if stream.device() != s.device {
             return Err(invalid(format!(
@@ -438,7 +426,7 @@ impl Comm<SimBuffer, SimStream> for SimComm {
     fn enqueue(&self, stream: &SimStream, call: &CollectiveCall<'_, SimBuffer>) -> Result<()> {
         let job = self.prepare(stream, call)?;
         let shared = Arc::clone(&self.shared);
-        stream.state.submit(name(call.kind), move || job.run(&shared))
+        stream.state.submit(call.kind.name(), move || job.run(&shared))
     }
 
     fn abort(&self) -> Result<()> {
