@@ -255,6 +255,13 @@ impl CudaDevice {
             }),
         );
         caps.set(
+            "cuda.collectives",
+            CapValue::Str(match crate::nccl::describe_availability() {
+                Ok(nccl) => nccl,
+                Err(reason) => format!("unavailable (collectives go through MPI with host staging): {reason}"),
+            }),
+        );
+        caps.set(
             "cuda.cublas",
             CapValue::Str(match crate::loader::available(crate::loader::Lib::Cublas) {
                 Ok(()) => "available".into(),

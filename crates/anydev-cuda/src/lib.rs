@@ -32,6 +32,7 @@ mod exec;
 pub mod layout;
 pub mod loader;
 mod memory;
+mod nccl;
 mod stream;
 
 use anydev_core::backend::{device_at, Backend, Checked, DeviceProperties, TensorRef};
@@ -223,18 +224,11 @@ impl CudaBackend {
             .ok_or_else(|| memory::foreign(op, buffer))
     }
 
-    /// Runs `f` on `stream` (its device bound), ordered with the device's
-    /// default stream when it is another stream: after everything already
-    /// on the default stream, and before anything later on it.
+    /// Runs `f` on `stream` with its device, ordered with the device's
+    /// default stream ([`stream::ordered`]).
     fn on_stream<T>(&self, stream: &Stream, f: impl FnOnce(&CudaDevice, sys::CUstream) -> Result<T>) -> Result<T> {
         let (dev, s) = self.stream(stream)?;
-        if s.is_default() {
-            return f(dev, s.raw.0);
-        }
-        order_after(s.raw.0, dev.ctx(), dev.stream(), dev.ctx())?;
-        let result = f(dev, s.raw.0);
-        order_after(dev.stream(), dev.ctx(), s.raw.0, dev.ctx())?;
-        result
+        stream::ordered(s, |raw| f(dev, raw))
     }
 }
 
@@ -276,6 +270,22 @@ impl Backend for CudaBackend {
 
     fn capabilities(&self, index: usize) -> Result<Capabilities> {
         Ok(self.device(index)?.capabilities(self.kind))
+    }
+
+    fn collectives(&self) -> Option<String> {
+        nccl::describe_availability().ok().map(|_| "nccl".into())
+    }
+
+    fn comm_id(&self) -> Result<Vec<u8>> {
+        nccl::new_id()
+    }
+
+    fn comm_init(
+        &self,
+        index: usize,
+        init: &anydev_core::collective::CommInit<'_>,
+    ) -> Result<Box<dyn anydev_core::collective::DeviceComm>> {
+        Ok(Box::new(nccl::join(self.device(index)?, init)?))
     }
 
     fn supports(&self, index: usize, op: OpCode, dtype: DType) -> bool {

@@ -1,7 +1,8 @@
 //! Streams and events: CUDA streams and events behind the core's handles.
 
 use crate::device::Core;
-use crate::driver::{bind, CUevent, CUstream, Raw};
+use crate::driver::{bind, order_after, CUevent, CUstream, Raw};
+use anydev_core::Result;
 use cudarc::driver::sys;
 use std::sync::Arc;
 
@@ -39,6 +40,21 @@ impl CudaStream {
     pub fn is_default(&self) -> bool {
         self.raw == self.core.stream
     }
+}
+
+/// Runs `f` on `s` (its device's context bound), ordered with the
+/// device's default stream when `s` is another stream: after everything
+/// already on the default stream, and before anything later on it.
+pub fn ordered<T>(s: &CudaStream, f: impl FnOnce(CUstream) -> Result<T>) -> Result<T> {
+    let (ctx, default) = (s.core.ctx.0, s.core.stream.0);
+    bind(ctx)?;
+    if s.is_default() {
+        return f(s.raw.0);
+    }
+    order_after(s.raw.0, ctx, default, ctx)?;
+    let result = f(s.raw.0);
+    order_after(default, ctx, s.raw.0, ctx)?;
+    result
 }
 
 impl Drop for CudaStream {

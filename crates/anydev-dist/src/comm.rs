@@ -449,9 +449,10 @@ impl Communicator {
     /// `x` ready for its route: dense on the device for a device engine,
     /// else `host()`'s copy for MPI.
     fn stage<H>(&self, x: &Array, host: impl FnOnce() -> Result<H>) -> Result<Staged<H>> {
-        match self.route(x.device())?.engine {
-            Engine::Plugin => Ok(Staged::Device(dense(x)?)),
-            Engine::Mpi | Engine::Nccl => host().map(Staged::Host),
+        if self.route(x.device())?.engine.is_device_native() {
+            Ok(Staged::Device(dense(x)?))
+        } else {
+            host().map(Staged::Host)
         }
     }
 

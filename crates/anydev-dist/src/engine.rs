@@ -17,8 +17,9 @@ pub enum Engine {
     /// MPI (Open MPI, MPICH, ...): host memory directly, every other
     /// device's memory through a copy to the host and back.
     Mpi,
-    /// NVIDIA's NCCL, for `cuda` arrays in device memory. Not built yet:
-    /// asking for it is a configuration error that says so.
+    /// NVIDIA's NCCL, for `cuda` arrays in device memory: the CUDA
+    /// backend's own collectives (NCCL opened at run time), bootstrapped
+    /// over MPI like `plugin`.
     Nccl,
     /// The collectives a device plugin offers for its own devices (ABI
     /// 1.6), bootstrapped over MPI: the data stays in device memory.
@@ -34,42 +35,65 @@ impl Engine {
         }
     }
 
-    /// Whether this build can use the engine, or why not. Whether a
-    /// plugin offers collectives is known per device kind:
-    /// [`Engine::availability_for`].
-    pub fn availability(self) -> Result<(), String> {
-        match self {
-            Engine::Mpi | Engine::Plugin => Ok(()),
-            Engine::Nccl => Err(
-                "NCCL is not built into anydev-dist yet; cuda arrays go through MPI with host \
-                 staging (the default for cuda)"
-                    .into(),
-            ),
-        }
+    /// Whether the engine keeps the data in device memory, running the
+    /// device backend's own collectives.
+    pub fn is_device_native(self) -> bool {
+        matches!(self, Engine::Nccl | Engine::Plugin)
     }
-}
 
-impl Engine {
     /// Whether arrays of device kind `kind` (`*` for any) can use the
     /// engine, or why not.
     pub fn availability_for(self, kind: &str) -> Result<(), String> {
-        self.availability()?;
-        if self != Engine::Plugin || kind == "*" {
+        if self == Engine::Mpi || kind == "*" {
             return Ok(());
         }
-        match plugin_collectives(kind) {
-            Some(_) => Ok(()),
-            None => Err(format!(
+        match (self, backend_collectives(kind)) {
+            (Engine::Nccl, Some(library)) if library == "nccl" => Ok(()),
+            (Engine::Plugin, Some(library)) if library != "nccl" => Ok(()),
+            (Engine::Nccl, _) => Err(nccl_missing(kind)),
+            _ => Err(format!(
                 "no loaded plugin of kind {kind} offers collectives (the ABI 1.6 calls); use mpi"
             )),
+        }
+    }
+
+    /// The engine for a backend's own collective library.
+    fn for_library(library: &str) -> Engine {
+        if library == "nccl" {
+            Engine::Nccl
+        } else {
+            Engine::Plugin
         }
     }
 }
 
 /// The collective library of the loaded backend of device kind `kind`,
-/// when it offers one (only plugins do, for now).
-fn plugin_collectives(kind: &str) -> Option<String> {
+/// when it offers one (`"nccl"` for CUDA, a plugin's own).
+fn backend_collectives(kind: &str) -> Option<String> {
     anydev::runtime().record(kind)?.backend()?.collectives()
+}
+
+/// Why `kind`'s arrays cannot go through NCCL: no such backend, no
+/// device, or no NCCL library (the `cuda.collectives` capability).
+fn nccl_missing(kind: &str) -> String {
+    let runtime = anydev::runtime();
+    let Some(record) = runtime.record(kind) else {
+        return format!("NCCL serves cuda devices; {kind} is not a CUDA backend");
+    };
+    if record.backend().is_none() {
+        return format!("no {kind} devices: {}", record.status().reason().unwrap_or("none found"));
+    }
+    let reason = anydev::Device::parse(&format!("{kind}:0"))
+        .ok()
+        .and_then(|d| runtime.capabilities(d).ok())
+        .and_then(|caps| match caps.get("cuda.collectives") {
+            Some(anydev::capability::CapValue::Str(s)) => Some(s.clone()),
+            _ => None,
+        });
+    match reason {
+        Some(reason) => format!("NCCL {reason}"),
+        None => format!("the {kind} backend offers no NCCL"),
+    }
 }
 
 impl fmt::Display for Engine {
@@ -102,8 +126,9 @@ pub struct EngineTable {
 
 impl Default for EngineTable {
     /// The built-in defaults: every kind on MPI. `cuda` is listed to make
-    /// explicit that it goes through MPI with host staging while NCCL is
-    /// not built.
+    /// explicit that it goes through MPI with host staging where NCCL is
+    /// missing ([`EngineTable::for_runtime`] routes it through NCCL where
+    /// NCCL loads).
     fn default() -> EngineTable {
         let by_kind = [
             ("cpu", Engine::Mpi),
@@ -125,15 +150,19 @@ impl Default for EngineTable {
 pub const BACKEND_VAR: &str = "ANYDEV_DIST_BACKEND";
 
 impl EngineTable {
-    /// The built-in defaults, plus `plugin` for every loaded plugin kind
-    /// whose plugin offers collectives of its own (as PyTorch lets an
-    /// out-of-tree device register its collective backend).
+    /// The built-in defaults, plus the backend's own collectives for
+    /// every loaded kind that offers them: `nccl` for `cuda` where NCCL
+    /// loads, `plugin` for a plugin kind with the ABI 1.6 calls (as
+    /// PyTorch picks NCCL for CUDA and lets an out-of-tree device register
+    /// its collective backend).
     pub fn for_runtime() -> EngineTable {
         let mut table = EngineTable::default();
         let runtime = anydev::runtime();
         for record in runtime.backends() {
-            if plugin_collectives(record.name()).is_some() {
-                table.by_kind.insert(record.name().to_owned(), Engine::Plugin);
+            if let Some(library) = backend_collectives(record.name()) {
+                table
+                    .by_kind
+                    .insert(record.name().to_owned(), Engine::for_library(&library));
             }
         }
         table
@@ -233,12 +262,9 @@ pub fn route(table: &EngineTable, device: anydev::Device) -> Result<Route> {
     engine
         .availability_for(kind)
         .map_err(|reason| DistError::Config(format!("{device}: {kind}:{engine}: {reason}")))?;
-    let host_staging = match engine {
-        Engine::Plugin => false,
-        Engine::Mpi | Engine::Nccl => {
-            let caps = anydev::runtime().capabilities(device)?;
-            !caps.flag(anydev::capability::keys::HOST_ACCESSIBLE_MEMORY)
-        }
+    let host_staging = !engine.is_device_native() && {
+        let caps = anydev::runtime().capabilities(device)?;
+        !caps.flag(anydev::capability::keys::HOST_ACCESSIBLE_MEMORY)
     };
     Ok(Route { engine, host_staging })
 }
@@ -280,9 +306,28 @@ mod tests {
         assert!(e.contains("no loaded plugin of kind cpu offers collectives"), "{e}");
         let e = t.apply("Sim:mpi").unwrap_err().to_string();
         assert!(e.contains("not a device kind"), "{e}");
-        let e = t.apply("sim:mpi,cuda:nccl").unwrap_err().to_string();
-        assert!(e.contains("NCCL is not built"), "{e}");
+        let e = t.apply("sim:mpi,cpu:nccl").unwrap_err().to_string();
+        assert!(e.contains("NCCL serves cuda devices"), "{e}");
         assert_eq!(t, EngineTable::default(), "a failed override changes nothing");
+    }
+
+    #[test]
+    fn nccl_is_refused_with_its_reason_where_it_does_not_load() {
+        let mut t = EngineTable::default();
+        match Engine::Nccl.availability_for("cuda") {
+            Ok(()) => {
+                t.apply("cuda:nccl").unwrap();
+                assert_eq!(t.engine("cuda"), Engine::Nccl);
+                assert_eq!(EngineTable::for_runtime().engine("cuda"), Engine::Nccl);
+            }
+            Err(reason) => {
+                println!("{reason}");
+                assert!(reason.starts_with("no cuda devices: ") || reason.starts_with("NCCL unavailable"));
+                let e = t.apply("cuda:nccl").unwrap_err().to_string();
+                assert!(e.contains(&reason), "{e}");
+                assert_eq!(EngineTable::for_runtime().engine("cuda"), Engine::Mpi);
+            }
+        }
     }
 
     #[test]

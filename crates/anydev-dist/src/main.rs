@@ -555,9 +555,9 @@ fn drill(world: &Communicator, scenario: &str) -> Result<ExitCode, DistError> {
             // device's collective until their timeout aborts it (or a
             // peer's abort ends it first).
             let kind = world.device().kind();
-            if world.route(world.device())?.engine != Engine::Plugin {
+            if !world.route(world.device())?.engine.is_device_native() {
                 return Err(DistError::Config(format!(
-                    "the device-stall drill needs {kind} arrays routed through the plugin engine"
+                    "the device-stall drill needs {kind} arrays routed through the device's own collectives"
                 )));
             }
             world.all_reduce(&x, ReduceOp::Sum)?;
