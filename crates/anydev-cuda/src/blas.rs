@@ -108,7 +108,10 @@ fn try_cublas(x: &Exec<'_>, a: &TensorRef<'_>, b: &TensorRef<'_>, out: &TensorRe
     };
     let outer_dims = if inner > 1 { bs.len() - 1 } else { bs.len() };
     let outer: usize = bs[..outer_dims].iter().product();
-    let handle = handle(x)?;
+    // Held across the calls: a cuBLAS handle is bound to one stream at a
+    // time, so two threads must not set streams and call on it at once.
+    let guard = handle(x)?;
+    let handle = guard.handle;
     let elem = a.dtype.size() as i64;
     for o in 0..outer {
         // Offsets of the outer batch position, in elements.
@@ -224,8 +227,14 @@ fn gemm(
     Ok(())
 }
 
+/// The device's cuBLAS handle, locked for the caller's calls.
+struct Locked<'a> {
+    _slot: std::sync::MutexGuard<'a, Option<std::result::Result<Raw<blas::cublasHandle_t>, String>>>,
+    handle: blas::cublasHandle_t,
+}
+
 /// The device's cuBLAS handle, created on first use, set to `x`'s stream.
-fn handle(x: &Exec<'_>) -> Result<blas::cublasHandle_t> {
+fn handle<'a>(x: &Exec<'a>) -> Result<Locked<'a>> {
     let mut slot = x
         .dev
         .blas
@@ -255,5 +264,5 @@ fn handle(x: &Exec<'_>) -> Result<blas::cublasHandle_t> {
     if s != blas::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
         return Err(Error::backend(NAME, format!("cublasSetStream failed: {s:?}")));
     }
-    Ok(h)
+    Ok(Locked { _slot: slot, handle: h })
 }
