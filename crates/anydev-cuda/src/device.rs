@@ -42,6 +42,10 @@ pub struct KernelTarget {
     pub nvrtc: (i32, i32),
 }
 
+/// One module's place in a device's cache: empty until it is loaded; its
+/// lock is held while it is compiled and loaded.
+type ModuleSlot = Arc<Mutex<Option<Arc<LoadedModule>>>>;
+
 /// A loaded module and the functions looked up in it so far.
 pub struct LoadedModule {
     module: Raw<CUmodule>,
@@ -67,7 +71,10 @@ pub struct CudaDevice {
     /// Indices of the devices this one has peer access to.
     pub peers: Vec<usize>,
     pub kernels: Kernels,
-    modules: Mutex<HashMap<ModuleId, Arc<LoadedModule>>>,
+    /// Each module's slot, filled by the first thread that needs it. The
+    /// map's lock is held only to find a slot, so threads compiling
+    /// different modules (seconds each) do not wait for each other.
+    modules: Mutex<HashMap<ModuleId, ModuleSlot>>,
     /// The cuBLAS handle, made on first use (or why it could not be).
     pub blas: Mutex<Option<std::result::Result<Raw<cudarc::cublas::sys::cublasHandle_t>, String>>>,
     /// Page-locked buffers for small host transfers.
@@ -303,11 +310,12 @@ impl CudaDevice {
     }
 
     fn module(&self, id: &ModuleId, source: impl FnOnce() -> String) -> Result<Arc<LoadedModule>> {
-        let mut modules = self
-            .modules
-            .lock()
-            .map_err(|_| Error::backend(NAME, "the module cache lock is poisoned"))?;
-        if let Some(m) = modules.get(id) {
+        fn poisoned<T>(_: T) -> Error {
+            Error::backend(NAME, "the module cache lock is poisoned")
+        }
+        let slot = Arc::clone(self.modules.lock().map_err(poisoned)?.entry(id.clone()).or_default());
+        let mut slot = slot.lock().map_err(poisoned)?;
+        if let Some(m) = slot.as_ref() {
             return Ok(Arc::clone(m));
         }
         let k = self
@@ -361,7 +369,7 @@ impl CudaDevice {
             module: Raw(module),
             functions: RwLock::new(HashMap::new()),
         });
-        modules.insert(id.clone(), Arc::clone(&loaded));
+        *slot = Some(Arc::clone(&loaded));
         Ok(loaded)
     }
 }
