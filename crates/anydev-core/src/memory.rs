@@ -77,6 +77,14 @@ pub trait Allocation: Any + Send + Sync {
     fn host_ptr(&self) -> Option<*mut u8> {
         None
     }
+
+    /// The address of the first byte in the device's own address space,
+    /// where the backend can hand its memory to other libraries of the
+    /// same platform (a DLPack consumer such as PyTorch or CuPy on a CUDA
+    /// device); `None` where it has no such address (wgpu buffers, plugins).
+    fn device_address(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Host memory that another allocator owns (a NumPy array, a memory-mapped
@@ -290,6 +298,12 @@ impl Buffer {
     /// The host address of the first byte when the host can dereference it.
     pub fn host_ptr(&self) -> Option<*mut u8> {
         self.allocation().host_ptr()
+    }
+
+    /// The device address of the first byte, where the backend shares one
+    /// ([`Allocation::device_address`]).
+    pub fn device_address(&self) -> Option<u64> {
+        self.allocation().device_address()
     }
 
     /// The ordering record of the memory, shared with every mapping of it.

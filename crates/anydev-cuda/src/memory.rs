@@ -63,6 +63,10 @@ impl Allocation for CudaAllocation {
     fn host_ptr(&self) -> Option<*mut u8> {
         self.host.map(|h| h.0)
     }
+
+    fn device_address(&self) -> Option<u64> {
+        Some(self.ptr)
+    }
 }
 
 impl Drop for CudaAllocation {

@@ -1,16 +1,20 @@
-//! DLPack in both directions, for host memory (kDLCPU).
+//! DLPack in both directions.
 //!
-//! Export (`__dlpack__`) hands out the array's own memory when the host
-//! can address it (a CPU array), writable as anydev arrays are: a write on
-//! either side is seen on the other. Memory the host cannot address (wgpu,
-//! plugin devices, CUDA for now) is exported only as a host copy, on
-//! request (`copy=True` or `dl_device=(kDLCPU, 0)`).
+//! Export (`__dlpack__`) hands out the array's own memory, writable as
+//! anydev arrays are (a write on either side is seen on the other), where
+//! DLPack has a name for it: host memory (kDLCPU), and a CUDA device's
+//! device, pinned and managed memory (kDLCUDA, kDLCUDAHost,
+//! kDLCUDAManaged), so PyTorch and CuPy use a `cuda:N` array in place.
+//! Memory DLPack has no name for (wgpu, plugin devices: kDLExtDev) is
+//! exported only as a host copy, on request (`copy=True` or
+//! `dl_device=(kDLCPU, 0)`).
 //!
 //! Import (`from_dlpack`, `asarray`) uses the producer's host memory in
 //! place on `cpu:0` (`Array::from_foreign_host`), keeping the producer's
 //! tensor until the last array over it is gone; read-only, empty or
 //! misaligned memory, another target device and `copy=True` copy instead,
-//! and `copy=False` refuses to copy.
+//! and `copy=False` refuses to copy. A producer's device memory comes in
+//! through the host copy DLPack 1.0 lets a consumer ask for.
 
 use crate::array::{unshared, PyArray};
 use crate::device::{device_of, PyDevice};
@@ -27,6 +31,9 @@ use std::sync::Arc;
 // The structs of dlpack.h (DLPack 1.1), field for field.
 
 const KDL_CPU: i32 = 1;
+const KDL_CUDA: i32 = 2;
+const KDL_CUDA_HOST: i32 = 3;
+const KDL_CUDA_MANAGED: i32 = 13;
 /// Devices DLPack has no code for (simulators, wgpu, vendor plugins).
 const KDL_EXT_DEV: i32 = 12;
 const FLAG_READ_ONLY: u64 = 1;
@@ -43,6 +50,12 @@ struct DLDevice {
     device_type: i32,
     device_id: i32,
 }
+
+/// Host memory, the device of every host copy.
+const HOST: DLDevice = DLDevice {
+    device_type: KDL_CPU,
+    device_id: 0,
+};
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -125,11 +138,26 @@ fn host_memory(a: &Array) -> bool {
 /// the shape and strides the tensor points into.
 struct Export {
     /// The memory for a zero-copy export; dropped when the consumer is done.
-    _array: Option<Array>,
+    array: Option<Array>,
     /// The memory of a host copy.
     _copy: Vec<u8>,
     shape: Vec<i64>,
     strides: Vec<i64>,
+    /// Device memory handed to a consumer that works on its own streams:
+    /// the device is synchronised before anydev may reuse the memory.
+    sync_on_release: bool,
+}
+
+impl Drop for Export {
+    fn drop(&mut self) {
+        if let Some(array) = self.array.take().filter(|_| self.sync_on_release) {
+            // The consumer's last kernels on the memory may still be
+            // queued on its streams, which share the device's context.
+            // Nobody is left to report a failure to; the wait is what
+            // matters.
+            let _ = anydev::accelerator::synchronize(array.device());
+        }
+    }
 }
 
 /// A tensor ready to be put in a capsule: its fields and what they point into.
@@ -141,31 +169,74 @@ struct Prepared {
     copied: bool,
 }
 
-/// The array's own host memory at `in_place` (its buffer's host
-/// address), or else a contiguous host copy.
-fn prepare(py: Python<'_>, a: &Array, in_place: Option<*mut u8>) -> PyResult<Prepared> {
+/// Where a DLPack consumer finds an array's memory in place.
+#[derive(Clone, Copy)]
+struct Place {
+    device: DLDevice,
+    /// The address of the buffer's first byte in `device`'s address space.
+    base: *mut u8,
+}
+
+impl Place {
+    fn cpu(base: *mut u8) -> Place {
+        Place { device: HOST, base }
+    }
+
+    fn is_cuda(&self) -> bool {
+        matches!(self.device.device_type, KDL_CUDA | KDL_CUDA_HOST | KDL_CUDA_MANAGED)
+    }
+}
+
+/// The array's own memory as DLPack names it: a CUDA device's memory by
+/// its CUDA address and kind, host memory of other devices by its host
+/// address; `None` for memory DLPack has no name for.
+fn own_place(a: &Array) -> Option<Place> {
+    let buffer = a.buffer();
+    if a.device().kind().as_str() == "cuda" {
+        if let Some(address) = buffer.device_address() {
+            let (device_type, device_id) = match buffer.kind() {
+                MemoryKind::Device => (KDL_CUDA, a.device().index() as i32),
+                MemoryKind::HostPinned => (KDL_CUDA_HOST, 0),
+                MemoryKind::Managed => (KDL_CUDA_MANAGED, a.device().index() as i32),
+                MemoryKind::System => (KDL_CPU, 0),
+            };
+            return Some(Place {
+                device: DLDevice {
+                    device_type,
+                    device_id,
+                },
+                base: address as usize as *mut u8,
+            });
+        }
+    }
+    host_memory(a).then(|| a.buffer().host_ptr().map(Place::cpu)).flatten()
+}
+
+/// The array's own memory at `place`, or else a contiguous host copy.
+/// `wait`: every pending use of the memory is finished first, since the
+/// consumer may read and write it from then on (DLPack's `stream=-1`
+/// asks for no waiting).
+fn prepare(py: Python<'_>, a: &Array, place: Option<Place>, wait: bool) -> PyResult<Prepared> {
     let shape: Vec<i64> = a.shape().iter().map(|&d| d as i64).collect();
-    let device = DLDevice {
-        device_type: KDL_CPU,
-        device_id: 0,
-    };
-    if let Some(ptr) = in_place {
-        // The consumer may read and write from now on: every pending use
-        // of the memory must be done.
-        compute(py, || a.buffer().usage().host_wait(Access::Write))?;
-        // SAFETY: `ptr` addresses the buffer, which the export keeps alive
-        // (it holds the array), and the view's element offset lies inside it.
-        let data = unsafe { ptr.add(a.offset() * a.dtype().size()) };
+    if let Some(place) = place {
+        if wait {
+            compute(py, || a.buffer().usage().host_wait(Access::Write))?;
+        }
+        // The view's element offset lies inside the buffer, which the
+        // export keeps alive (it holds the array); the address is only
+        // computed here, never dereferenced.
+        let data = place.base.wrapping_add(a.offset() * a.dtype().size());
         let strides = a.strides().iter().map(|&s| s as i64).collect();
         return Ok(Prepared {
             export: Export {
-                _array: Some(a.clone()),
+                array: Some(a.clone()),
                 _copy: Vec::new(),
                 shape,
                 strides,
+                sync_on_release: place.is_cuda(),
             },
             data,
-            device,
+            device: place.device,
             dtype: dl_dtype(a.dtype()),
             copied: false,
         });
@@ -175,16 +246,92 @@ fn prepare(py: Python<'_>, a: &Array, in_place: Option<*mut u8>) -> PyResult<Pre
     let data = bytes.as_mut_ptr();
     Ok(Prepared {
         export: Export {
-            _array: None,
+            array: None,
             _copy: bytes,
             shape,
             strides,
+            sync_on_release: false,
         },
         data,
-        device,
+        device: HOST,
         dtype: dl_dtype(a.dtype()),
         copied: true,
     })
+}
+
+/// How `__dlpack__` hands an array out.
+enum Plan {
+    /// Its own memory, in place.
+    InPlace(Place),
+    /// A copy on its own device, exported in place (`copy=True` for
+    /// memory DLPack names).
+    DeviceCopy,
+    /// A contiguous host copy.
+    HostCopy,
+}
+
+/// The plan for a `__dlpack__` request, or the `BufferError` that says
+/// why it cannot be met.
+fn plan(a: &Array, dl_device: Option<(i32, i32)>, copy: Option<bool>) -> PyResult<Plan> {
+    let own = own_place(a);
+    let own_code = self::dl_device(a);
+    let to_host = dl_device == Some((KDL_CPU, 0)) && own_code != (KDL_CPU, 0);
+    if let Some(wanted) = dl_device.filter(|&d| d != own_code && !to_host) {
+        return Err(PyBufferError::new_err(format!(
+            "anydev cannot export {} to DLPack device {wanted:?}; only to its own, {own_code:?}, or to the host, (1, 0)",
+            a.device()
+        )));
+    }
+    let not_host = |how: &str| {
+        PyBufferError::new_err(format!(
+            "the memory of {} is not host memory; {how}",
+            a.device()
+        ))
+    };
+    if to_host {
+        // Pinned and managed memory the host reaches in place.
+        let host = host_memory(a).then(|| a.buffer().host_ptr()).flatten();
+        return match (host, copy) {
+            (Some(ptr), Some(false) | None) => Ok(Plan::InPlace(Place::cpu(ptr))),
+            (_, Some(true)) | (None, None) => Ok(Plan::HostCopy),
+            (None, Some(false)) => Err(not_host("exporting it to the host needs a copy (copy=False was asked)")),
+        };
+    }
+    match (own, copy) {
+        (Some(place), Some(false) | None) => Ok(Plan::InPlace(place)),
+        (Some(place), Some(true)) if place.device.device_type == KDL_CPU => Ok(Plan::HostCopy),
+        (Some(_), Some(true)) => Ok(Plan::DeviceCopy),
+        (None, Some(true)) => Ok(Plan::HostCopy),
+        (None, Some(false)) => Err(not_host("exporting it needs a copy (copy=False was asked)")),
+        (None, None) => Err(not_host(
+            "ask for a host copy with dl_device=(1, 0) or copy=True, or move the array with to_device('cpu:0')",
+        )),
+    }
+}
+
+/// Whether to wait for pending work before handing out memory in place,
+/// from DLPack's `stream`: host memory takes none; CUDA memory takes
+/// `None` (the legacy default stream), a stream handle, or -1 (no
+/// synchronisation). The wait is on the host, so it orders the memory
+/// before any consumer stream.
+fn wait_for(stream: Option<&Bound<'_, PyAny>>, device: DLDevice) -> PyResult<bool> {
+    let Some(stream) = stream else {
+        return Ok(true);
+    };
+    if !matches!(device.device_type, KDL_CUDA | KDL_CUDA_HOST | KDL_CUDA_MANAGED) {
+        return Err(PyValueError::new_err(format!(
+            "a DLPack export to device type {} takes no stream (stream=None)",
+            device.device_type
+        )));
+    }
+    match stream.extract::<i64>()? {
+        0 => Err(PyValueError::new_err(
+            "stream=0 is ambiguous for CUDA (DLPack): pass 1 for the legacy default stream, 2 for the \
+             per-thread default stream, or the stream's handle",
+        )),
+        -1 => Ok(false),
+        _ => Ok(true),
+    }
 }
 
 /// Legacy and versioned managed tensors, each boxed with what it keeps alive.
@@ -246,13 +393,13 @@ fn capsule<'py>(py: Python<'py>, pointer: *mut c_void, name: &'static CStr) -> P
     }
 }
 
-/// The DLPack device of an array: kDLCPU for host memory, else kDLExtDev
-/// with the device's index (DLPack has no code for most anydev devices).
+/// The DLPack device of an array: its own memory's code (host memory
+/// kDLCPU, CUDA memory by kind), else kDLExtDev with the device's index
+/// (DLPack has no code for most anydev devices).
 fn dl_device(a: &Array) -> (i32, i32) {
-    if host_memory(a) {
-        (KDL_CPU, 0)
-    } else {
-        (KDL_EXT_DEV, a.device().index() as i32)
+    match own_place(a) {
+        Some(place) => (place.device.device_type, place.device.device_id),
+        None => (KDL_EXT_DEV, a.device().index() as i32),
     }
 }
 
@@ -272,34 +419,22 @@ impl PyArray {
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let a = &self.inner;
-        if stream.is_some() {
-            return Err(PyValueError::new_err(
-                "anydev exports host memory only, which takes no stream",
-            ));
-        }
-        let own = self::dl_device(a);
-        let to_host = dl_device == Some((KDL_CPU, 0));
-        if let Some(wanted) = dl_device.filter(|&d| d != own && !to_host) {
-            return Err(PyBufferError::new_err(format!(
-                "anydev cannot export {} to DLPack device {wanted:?}; only to the host, (1, 0)",
-                a.device()
-            )));
-        }
-        let in_place = a.buffer().host_ptr().filter(|_| own.0 == KDL_CPU && copy != Some(true));
-        if in_place.is_none() && copy == Some(false) {
-            return Err(PyBufferError::new_err(format!(
-                "the memory of {} is not host memory: exporting it needs a copy (copy=False was asked)",
-                a.device()
-            )));
-        }
-        if in_place.is_none() && !to_host && copy != Some(true) {
-            return Err(PyBufferError::new_err(format!(
-                "the memory of {} is not host memory; ask for a host copy with dl_device=(1, 0) or copy=True, \
-                 or move the array with to_device('cpu:0')",
-                a.device()
-            )));
-        }
-        let p = prepare(py, a, in_place)?;
+        let p = match plan(a, dl_device, copy)? {
+            Plan::InPlace(place) => prepare(py, a, Some(place), wait_for(stream.as_ref(), place.device)?)?,
+            Plan::DeviceCopy => {
+                let copied = compute(py, || a.copy())?;
+                let place = own_place(&copied).ok_or_else(|| {
+                    PyBufferError::new_err(format!("the copy on {} has no DLPack address", a.device()))
+                })?;
+                let mut p = prepare(py, &copied, Some(place), wait_for(stream.as_ref(), place.device)?)?;
+                p.copied = true;
+                p
+            }
+            Plan::HostCopy => {
+                wait_for(stream.as_ref(), HOST)?;
+                prepare(py, a, None, true)?
+            }
+        };
         let tensor = |export: &mut Export| DLTensor {
             data: p.data.cast(),
             device: p.device,
@@ -516,12 +651,18 @@ fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<Arc<Release>> {
     }
 }
 
+/// Whether the host reads memory of DLPack device type `code` in place.
+fn host_code(code: i32) -> bool {
+    code == KDL_CPU || code == KDL_CUDA_HOST
+}
+
 /// The tensor's dtype and shape, when anydev can take it: host memory of a
 /// dtype anydev has.
 fn layout(t: &DLTensor) -> PyResult<(DType, Vec<usize>)> {
-    if t.device.device_type != KDL_CPU {
+    if !host_code(t.device.device_type) {
         return Err(PyBufferError::new_err(format!(
-            "anydev imports host memory (kDLCPU) only, not DLPack device type {}",
+            "anydev imports host memory (kDLCPU, kDLCUDAHost) only, not DLPack device type {}; \
+             the producer did not make the host copy anydev asked for",
             t.device.device_type
         )));
     }
@@ -579,8 +720,9 @@ fn lend(release: &Arc<Release>, dtype: DType, shape: &[usize]) -> Result<Array, 
 /// The array uses the producer's memory in place when it can (writable,
 /// aligned, not empty, and `device` reaches host memory: cpu:0, or a
 /// unified-memory device through `Array::share_to`) unless `copy=True`;
-/// when it cannot, it is a copy, which `copy=False` refuses. anydev arrays
-/// import without DLPack.
+/// when it cannot, it is a copy, which `copy=False` refuses. A producer's
+/// device memory (kDLCUDA) arrives through a host copy the producer makes.
+/// anydev arrays import without DLPack.
 pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, copy: Option<bool>) -> PyResult<Array> {
     if let Ok(a) = x.cast::<PyArray>() {
         let a = a.get().inner.clone();
@@ -589,6 +731,22 @@ pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, co
     }
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item("max_version", (1, 1))?;
+    // Device memory (a CUDA tensor of PyTorch or CuPy) comes in through a
+    // host copy made by the producer, which DLPack 1.0 lets a consumer ask for.
+    let producer_device = x
+        .call_method0("__dlpack_device__")
+        .and_then(|d| d.extract::<(i32, i32)>())
+        .ok();
+    if let Some(code) = producer_device.filter(|d| !host_code(d.0)) {
+        if copy == Some(false) {
+            return Err(PyBufferError::new_err(format!(
+                "from_dlpack(copy=False): the producer's memory is on DLPack device {code:?}, which anydev \
+                 imports only through a host copy"
+            )));
+        }
+        kwargs.set_item("dl_device", (KDL_CPU, 0))?;
+        kwargs.set_item("copy", true)?;
+    }
     let capsule = match x.call_method("__dlpack__", (), Some(&kwargs)) {
         Ok(c) => c,
         // Producers from before DLPack 1.0 take no max_version.

@@ -63,7 +63,7 @@ def needs_dtype(device, *dtypes):
 
 def host(x):
     """An independent NumPy copy of ``x``'s values, from any device."""
-    return np.from_dlpack(x, copy=True)
+    return np.from_dlpack(x, device="cpu", copy=True)
 
 
 def tolerance(dtype):

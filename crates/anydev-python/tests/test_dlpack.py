@@ -15,10 +15,18 @@ def host_devices():
     return [d for d in DEVICES if xp.zeros(1, device=d).__dlpack_device__() == (1, 0)]
 
 
-def non_host_devices():
+def ext_devices():
+    """The selected devices whose memory DLPack has no name for (kDLExtDev)."""
     from conftest import DEVICES
 
-    return [d for d in DEVICES if xp.zeros(1, device=d).__dlpack_device__() != (1, 0)]
+    return [d for d in DEVICES if xp.zeros(1, device=d).__dlpack_device__()[0] == 12]
+
+
+def cuda_memory_devices():
+    """The selected devices whose arrays live in CUDA device memory (kDLCUDA)."""
+    from conftest import DEVICES
+
+    return [d for d in DEVICES if xp.zeros(1, device=d).__dlpack_device__()[0] == 2]
 
 
 @pytest.fixture(params=host_devices(), ids=str)
@@ -26,11 +34,26 @@ def host_device(request):
     return request.param
 
 
-@pytest.fixture(params=non_host_devices() or [None], ids=str)
+@pytest.fixture(params=ext_devices() or [None], ids=str)
 def remote_device(request):
     if request.param is None:
-        pytest.skip("every selected device is in host memory")
+        pytest.skip("no selected device has memory that DLPack has no name for")
     return request.param
+
+
+@pytest.fixture(params=cuda_memory_devices() or [None], ids=str)
+def cuda_device(request):
+    if request.param is None:
+        pytest.skip("no selected device has CUDA device memory")
+    return request.param
+
+
+def cuda_peer(name):
+    """PyTorch or CuPy, when it sees a CUDA GPU (the DLPack peers of a CUDA array)."""
+    module = pytest.importorskip(name)
+    if name == "torch" and not module.cuda.is_available():
+        pytest.skip("PyTorch sees no CUDA GPU")
+    return module
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "int64", "uint64", "float32", "float64"])
@@ -205,3 +228,67 @@ def test_numpy_operators_do_not_convert_anydev_arrays_implicitly(host_device):
         np.ones(2) + x
     with pytest.raises(TypeError):
         np.add(x, 1.0)
+
+
+def test_torch_uses_cuda_memory_in_place_both_ways(cuda_device):
+    torch = cuda_peer("torch")
+    x = xp.asarray([1.0, 2.0, 3.0, 4.0], device=cuda_device)
+    t = torch.from_dlpack(x)
+    assert t.device == torch.device("cuda", cuda_device.index)
+    assert t.tolist() == [1.0, 2.0, 3.0, 4.0]
+    # The same memory: a write by PyTorch is seen by anydev once PyTorch's
+    # stream is done (the consumer orders its own work), and anydev's
+    # pending writes are done before it hands the memory out again.
+    t[0] = 10.0
+    torch.cuda.synchronize()
+    assert float(x[0]) == 10.0
+    x[1] = -1.0
+    again = torch.from_dlpack(x)
+    assert again.data_ptr() == t.data_ptr()
+    assert again.tolist() == [10.0, -1.0, 3.0, 4.0]
+    # Views keep their offset and strides.
+    v = torch.from_dlpack(x[1::2])
+    assert v.tolist() == [-1.0, 4.0] and v.stride() == (2,)
+    m = xp.reshape(xp.arange(6, dtype=xp.float32, device=cuda_device), (2, 3))
+    assert torch.from_dlpack(m.mT).tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+
+
+def test_cuda_exports_honour_streams_and_copies(cuda_device):
+    torch = cuda_peer("torch")
+    x = xp.asarray([1.0, 2.0], device=cuda_device)
+    assert x.__dlpack_device__() == (2, cuda_device.index)
+    with pytest.raises(ValueError, match="stream=0"):
+        x.__dlpack__(stream=0)
+    for stream in (None, 1, 2, -1, torch.cuda.Stream(device=cuda_device.index).cuda_stream):
+        assert "dltensor" in repr(x.__dlpack__(stream=stream))
+    shared = torch.from_dlpack(x)
+    copied = torch.from_dlpack(x.__dlpack__(copy=True, max_version=(1, 0)))
+    assert copied.data_ptr() != shared.data_ptr() and copied.tolist() == [1.0, 2.0]
+    # To the host only as asked: a copy, since device memory is not host memory.
+    np.testing.assert_array_equal(np.from_dlpack(x, device="cpu"), [1.0, 2.0])
+    with pytest.raises(BufferError, match="not host memory"):
+        x.__dlpack__(dl_device=(1, 0), copy=False)
+    with pytest.raises(BufferError, match="cannot export"):
+        x.__dlpack__(dl_device=(2, cuda_device.index + 1))
+
+
+def test_cupy_uses_cuda_memory_in_place(cuda_device):
+    cp = cuda_peer("cupy")
+    x = xp.asarray([[1, 2], [3, 4]], dtype=xp.int32, device=cuda_device)
+    with cp.cuda.Device(cuda_device.index):
+        c = cp.from_dlpack(x)
+        assert c.dtype == cp.int32 and c.tolist() == [[1, 2], [3, 4]]
+        c *= 10
+        cp.cuda.runtime.deviceSynchronize()
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu:0")), [[10, 20], [30, 40]])
+
+
+def test_cuda_tensors_of_other_libraries_import_through_a_host_copy(cuda_device):
+    torch = cuda_peer("torch")
+    t = torch.arange(12, dtype=torch.float32, device=f"cuda:{cuda_device.index}").reshape(3, 4)[:, ::2]
+    x = xp.from_dlpack(t, device=cuda_device)
+    assert x.device == cuda_device
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu:0")), t.cpu().numpy())
+    np.testing.assert_array_equal(np.asarray(xp.from_dlpack(t)), t.cpu().numpy())
+    with pytest.raises(BufferError, match="host copy"):
+        xp.from_dlpack(t, copy=False)
