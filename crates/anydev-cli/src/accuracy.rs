@@ -149,14 +149,16 @@ pub fn main(args: Args) -> ExitCode {
 /// column per device; each cell is `max ulps / bound`, with the count of
 /// mismatched special values and a mark where the bound is exceeded.
 fn markdown(rows: &[Row]) -> String {
-    let mut out = "| function | aim | host | wgpu | wgpu on llvmpipe when set |\n|---|---|---|---|---|\n".to_owned();
+    let mut out =
+        "| function | aim | host | wgpu | cuda | wgpu on llvmpipe when set |\n|---|---|---|---|---|---|\n".to_owned();
     for b in accuracy::BOUNDS {
         out += &format!(
-            "| {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} |\n",
             b.op,
             b.aim,
             show_bound(promised(b.host)),
             show_bound(promised(b.wgpu)),
+            show_bound(promised(b.cuda)),
             b.measured
         );
     }
