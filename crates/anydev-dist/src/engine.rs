@@ -81,7 +81,10 @@ fn nccl_missing(kind: &str) -> String {
         return format!("NCCL serves cuda devices; {kind} is not a CUDA backend");
     };
     if record.backend().is_none() {
-        return format!("no {kind} devices: {}", record.status().reason().unwrap_or("none found"));
+        return format!(
+            "no {kind} devices: {}",
+            record.status().reason().unwrap_or("none found")
+        );
     }
     let reason = anydev::Device::parse(&format!("{kind}:0"))
         .ok()

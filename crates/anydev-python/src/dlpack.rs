@@ -201,10 +201,7 @@ fn own_place(a: &Array) -> Option<Place> {
                 MemoryKind::System => (KDL_CPU, 0),
             };
             return Some(Place {
-                device: DLDevice {
-                    device_type,
-                    device_id,
-                },
+                device: DLDevice { device_type, device_id },
                 base: address as usize as *mut u8,
             });
         }
@@ -282,12 +279,8 @@ fn plan(a: &Array, dl_device: Option<(i32, i32)>, copy: Option<bool>) -> PyResul
             a.device()
         )));
     }
-    let not_host = |how: &str| {
-        PyBufferError::new_err(format!(
-            "the memory of {} is not host memory; {how}",
-            a.device()
-        ))
-    };
+    let not_host =
+        |how: &str| PyBufferError::new_err(format!("the memory of {} is not host memory; {how}", a.device()));
     if to_host {
         // Pinned and managed memory the host reaches in place.
         let host = host_memory(a).then(|| a.buffer().host_ptr()).flatten();
