@@ -2,7 +2,7 @@
 
 mod native;
 
-use crate::engine::{self, Engine, EngineTable, Route};
+use crate::engine::{self, EngineTable, Route};
 use crate::error::{DistError, Result};
 use crate::meta::{self, Agree, Call, Meta, MAX_DIMS, RECORD};
 use crate::placement;

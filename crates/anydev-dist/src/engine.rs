@@ -76,9 +76,12 @@ fn backend_collectives(kind: &str) -> Option<String> {
 /// Why `kind`'s arrays cannot go through NCCL: no such backend, no
 /// device, or no NCCL library (the `cuda.collectives` capability).
 fn nccl_missing(kind: &str) -> String {
+    if kind != "cuda" {
+        return format!("NCCL serves cuda devices, not {kind}");
+    }
     let runtime = anydev::runtime();
     let Some(record) = runtime.record(kind) else {
-        return format!("NCCL serves cuda devices; {kind} is not a CUDA backend");
+        return "this build has no CUDA backend (anydev-dist's cuda feature)".into();
     };
     if record.backend().is_none() {
         return format!(
@@ -86,9 +89,9 @@ fn nccl_missing(kind: &str) -> String {
             record.status().reason().unwrap_or("none found")
         );
     }
-    let reason = anydev::Device::parse(&format!("{kind}:0"))
+    let reason = anydev::DeviceKind::parse(kind)
         .ok()
-        .and_then(|d| runtime.capabilities(d).ok())
+        .and_then(|k| runtime.capabilities(anydev::Device::new(k, 0)).ok())
         .and_then(|caps| match caps.get("cuda.collectives") {
             Some(anydev::capability::CapValue::Str(s)) => Some(s.clone()),
             _ => None,
@@ -310,7 +313,7 @@ mod tests {
         let e = t.apply("Sim:mpi").unwrap_err().to_string();
         assert!(e.contains("not a device kind"), "{e}");
         let e = t.apply("sim:mpi,cpu:nccl").unwrap_err().to_string();
-        assert!(e.contains("NCCL serves cuda devices"), "{e}");
+        assert!(e.contains("NCCL serves cuda devices, not cpu"), "{e}");
         assert_eq!(t, EngineTable::default(), "a failed override changes nothing");
     }
 
@@ -325,7 +328,16 @@ mod tests {
             }
             Err(reason) => {
                 println!("{reason}");
-                assert!(reason.starts_with("no cuda devices: ") || reason.starts_with("NCCL unavailable"));
+                assert!(
+                    [
+                        "this build has no CUDA backend",
+                        "no cuda devices: ",
+                        "NCCL unavailable"
+                    ]
+                    .iter()
+                    .any(|start| reason.starts_with(start)),
+                    "{reason}"
+                );
                 let e = t.apply("cuda:nccl").unwrap_err().to_string();
                 assert!(e.contains(&reason), "{e}");
                 assert_eq!(EngineTable::for_runtime().engine("cuda"), Engine::Mpi);
