@@ -129,9 +129,12 @@ fn from_dl_dtype(t: DLDataType) -> Option<DType> {
     })
 }
 
-/// Whether the host may use the array's memory in place.
-fn host_memory(a: &Array) -> bool {
-    a.buffer().host_ptr().is_some() && a.buffer().kind() != MemoryKind::Device
+/// The host address of the array's memory, where the host may use it in
+/// place.
+fn host_address(a: &Array) -> Option<*mut u8> {
+    a.buffer()
+        .host_ptr()
+        .filter(|_| a.buffer().kind() != MemoryKind::Device)
 }
 
 /// What an exported tensor keeps alive: the array (or the host copy) and
@@ -181,9 +184,18 @@ impl Place {
     fn cpu(base: *mut u8) -> Place {
         Place { device: HOST, base }
     }
+}
 
-    fn is_cuda(&self) -> bool {
-        matches!(self.device.device_type, KDL_CUDA | KDL_CUDA_HOST | KDL_CUDA_MANAGED)
+impl DLDevice {
+    /// Memory of a CUDA device (device, pinned or managed), which DLPack
+    /// orders with a CUDA stream.
+    fn is_cuda(self) -> bool {
+        matches!(self.device_type, KDL_CUDA | KDL_CUDA_HOST | KDL_CUDA_MANAGED)
+    }
+
+    /// DLPack's (device type, device id) pair.
+    fn code(self) -> (i32, i32) {
+        (self.device_type, self.device_id)
     }
 }
 
@@ -206,7 +218,7 @@ fn own_place(a: &Array) -> Option<Place> {
             });
         }
     }
-    host_memory(a).then(|| a.buffer().host_ptr().map(Place::cpu)).flatten()
+    host_address(a).map(Place::cpu)
 }
 
 /// The array's own memory at `place`, or else a contiguous host copy.
@@ -230,7 +242,7 @@ fn prepare(py: Python<'_>, a: &Array, place: Option<Place>, wait: bool) -> PyRes
                 _copy: Vec::new(),
                 shape,
                 strides,
-                sync_on_release: place.is_cuda(),
+                sync_on_release: place.device.is_cuda(),
             },
             data,
             device: place.device,
@@ -271,7 +283,7 @@ enum Plan {
 /// why it cannot be met.
 fn plan(a: &Array, dl_device: Option<(i32, i32)>, copy: Option<bool>) -> PyResult<Plan> {
     let own = own_place(a);
-    let own_code = self::dl_device(a);
+    let own_code = code_of(a, own);
     let to_host = dl_device == Some((KDL_CPU, 0)) && own_code != (KDL_CPU, 0);
     if let Some(wanted) = dl_device.filter(|&d| d != own_code && !to_host) {
         return Err(PyBufferError::new_err(format!(
@@ -283,7 +295,7 @@ fn plan(a: &Array, dl_device: Option<(i32, i32)>, copy: Option<bool>) -> PyResul
         |how: &str| PyBufferError::new_err(format!("the memory of {} is not host memory; {how}", a.device()));
     if to_host {
         // Pinned and managed memory the host reaches in place.
-        let host = host_memory(a).then(|| a.buffer().host_ptr()).flatten();
+        let host = host_address(a);
         return match (host, copy) {
             (Some(ptr), Some(false) | None) => Ok(Plan::InPlace(Place::cpu(ptr))),
             (_, Some(true)) | (None, None) => Ok(Plan::HostCopy),
@@ -311,7 +323,7 @@ fn wait_for(stream: Option<&Bound<'_, PyAny>>, device: DLDevice) -> PyResult<boo
     let Some(stream) = stream else {
         return Ok(true);
     };
-    if !matches!(device.device_type, KDL_CUDA | KDL_CUDA_HOST | KDL_CUDA_MANAGED) {
+    if !device.is_cuda() {
         return Err(PyValueError::new_err(format!(
             "a DLPack export to device type {} takes no stream (stream=None)",
             device.device_type
@@ -389,17 +401,14 @@ fn capsule<'py>(py: Python<'py>, pointer: *mut c_void, name: &'static CStr) -> P
 /// The DLPack device of an array: its own memory's code (host memory
 /// kDLCPU, CUDA memory by kind), else kDLExtDev with the device's index
 /// (DLPack has no code for most anydev devices).
-fn dl_device(a: &Array) -> (i32, i32) {
-    match own_place(a) {
-        Some(place) => (place.device.device_type, place.device.device_id),
-        None => (KDL_EXT_DEV, a.device().index() as i32),
-    }
+fn code_of(a: &Array, own: Option<Place>) -> (i32, i32) {
+    own.map_or((KDL_EXT_DEV, a.device().index() as i32), |place| place.device.code())
 }
 
 #[pymethods]
 impl PyArray {
     fn __dlpack_device__(&self) -> (i32, i32) {
-        dl_device(&self.inner)
+        code_of(&self.inner, own_place(&self.inner))
     }
 
     #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
