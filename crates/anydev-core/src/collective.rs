@@ -15,65 +15,20 @@ use crate::stream::Stream;
 use crate::{DType, Device, Error, Result};
 use std::time::Duration;
 
-/// How all-reduce and reduce-scatter combine the ranks' elements. On bool,
-/// `Sum` and `Max` are logical or, `Prod` and `Min` logical and; integers
-/// wrap; f16 and bf16 accumulate in f32 and round once; `Min` and `Max`
-/// propagate NaN and do not apply to complex dtypes. Ranks combine in rank
-/// order, so every rank gets the same bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    Sum,
-    Prod,
-    Min,
-    Max,
-}
+pub use anydev_ops::collective::{CollectiveKind, ReduceOp};
 
-/// What a collective does; ranks are indices in the communicator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CollectiveKind {
-    /// Every rank gets the reduction of every rank's `count` elements.
-    AllReduce(ReduceOp),
-    /// Every rank gets the root's `count` elements (only the root sends).
-    Broadcast { root: usize },
-    /// Every rank gets every rank's `count` elements, in rank order.
-    AllGather,
-    /// Rank `r` gets block `r` (of `count` elements) of the reduction.
-    ReduceScatter(ReduceOp),
-    /// Block `i` (of `count` elements) of rank `r`'s send goes to rank `i`,
-    /// as its block `r`.
-    AllToAll,
-    /// `count` elements to rank `peer`.
-    Send { peer: usize },
-    /// `count` elements from rank `peer`.
-    Recv { peer: usize },
-}
-
-impl CollectiveKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            CollectiveKind::AllReduce(_) => "all_reduce",
-            CollectiveKind::Broadcast { .. } => "broadcast",
-            CollectiveKind::AllGather => "all_gather",
-            CollectiveKind::ReduceScatter(_) => "reduce_scatter",
-            CollectiveKind::AllToAll => "all_to_all",
-            CollectiveKind::Send { .. } => "send",
-            CollectiveKind::Recv { .. } => "recv",
-        }
-    }
-
-    /// The elements each side holds on rank `rank` of `nranks`, or `None`
-    /// for a side the collective does not use there.
-    fn extents(self, count: usize, nranks: usize, rank: usize) -> (Option<usize>, Option<usize>) {
-        let all = count.checked_mul(nranks);
-        match self {
-            CollectiveKind::AllReduce(_) => (Some(count), Some(count)),
-            CollectiveKind::Broadcast { root } => ((rank == root).then_some(count), Some(count)),
-            CollectiveKind::AllGather => (Some(count), all),
-            CollectiveKind::ReduceScatter(_) => (all, Some(count)),
-            CollectiveKind::AllToAll => (all, all),
-            CollectiveKind::Send { .. } => (Some(count), None),
-            CollectiveKind::Recv { .. } => (None, Some(count)),
-        }
+/// The elements each side of `kind` holds on rank `rank` of `nranks`, or
+/// `None` for a side the collective does not use there.
+fn extents(kind: CollectiveKind, count: usize, nranks: usize, rank: usize) -> (Option<usize>, Option<usize>) {
+    let all = count.checked_mul(nranks);
+    match kind {
+        CollectiveKind::AllReduce(_) => (Some(count), Some(count)),
+        CollectiveKind::Broadcast { root } => ((rank == root).then_some(count), Some(count)),
+        CollectiveKind::AllGather => (Some(count), all),
+        CollectiveKind::ReduceScatter(_) => (all, Some(count)),
+        CollectiveKind::AllToAll => (all, all),
+        CollectiveKind::Send { .. } => (Some(count), None),
+        CollectiveKind::Recv { .. } => (None, Some(count)),
     }
 }
 
@@ -134,11 +89,14 @@ pub fn no_collectives(backend: &str) -> Error {
     )
 }
 
-/// Checks a collective before a backend touches memory: the peer or root
-/// is another rank of the communicator, each side the collective uses is
-/// present and lies inside its buffer on `device`, no unused side is
-/// given, the two do not overlap, and every reduction applies to the dtype.
-pub fn check_call(call: &CollectiveCall<'_>, device: Device, nranks: usize, rank: usize) -> Result<()> {
+/// Checks a collective on `comm` before a backend touches memory: the
+/// peer or root is another rank of the communicator, each side the
+/// collective uses is present and lies inside its buffer on the
+/// communicator's device, no unused side is given, the two do not
+/// overlap, every reduction applies to the dtype, and `stream` is on that
+/// device too.
+pub fn check_call<C: DeviceComm + ?Sized>(comm: &C, stream: &Stream, call: &CollectiveCall<'_>) -> Result<()> {
+    let (device, nranks, rank) = (comm.device(), comm.size(), comm.rank());
     let op = call.kind.name();
     let invalid = |why: String| Error::invalid_argument(op, why);
     match call.kind {
@@ -157,7 +115,7 @@ pub fn check_call(call: &CollectiveCall<'_>, device: Device, nranks: usize, rank
         }
         _ => {}
     }
-    let (send_len, recv_len) = call.kind.extents(call.count, nranks, rank);
+    let (send_len, recv_len) = extents(call.kind, call.count, nranks, rank);
     let size = call.dtype.size();
     let mut ranges = Vec::with_capacity(2);
     for (side, region, len) in [("send", call.send, send_len), ("recv", call.recv, recv_len)] {
@@ -188,6 +146,12 @@ pub fn check_call(call: &CollectiveCall<'_>, device: Device, nranks: usize, rank
                 "the send and recv ranges overlap; receive into a fresh buffer".into(),
             ));
         }
+    }
+    if stream.device() != device {
+        return Err(invalid(format!(
+            "the stream is on {}, the communicator's device is {device}",
+            stream.device()
+        )));
     }
     Ok(())
 }

@@ -14,6 +14,7 @@
 
 mod attr;
 mod codes;
+pub mod collective;
 mod dtype;
 mod host;
 mod narrow;

@@ -17,43 +17,7 @@ use std::time::Duration;
 /// host copies to every other rank.
 pub type CommId = [u8; ANYDEV_COMM_ID_BYTES];
 
-/// How all-reduce and reduce-scatter combine the ranks' elements (the
-/// ABI's `ANYDEV_REDUCE_*`, whose comment gives the rules for bool,
-/// integers, f16/bf16, NaN and complex).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    Sum,
-    Prod,
-    Min,
-    Max,
-}
-
-/// What a collective does; ranks are indices in the communicator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CollectiveKind {
-    AllReduce(ReduceOp),
-    Broadcast { root: usize },
-    AllGather,
-    ReduceScatter(ReduceOp),
-    AllToAll,
-    Send { peer: usize },
-    Recv { peer: usize },
-}
-
-impl CollectiveKind {
-    /// The collective's name in errors (`all_reduce`, `send`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            CollectiveKind::AllReduce(_) => "all_reduce",
-            CollectiveKind::Broadcast { .. } => "broadcast",
-            CollectiveKind::AllGather => "all_gather",
-            CollectiveKind::ReduceScatter(_) => "reduce_scatter",
-            CollectiveKind::AllToAll => "all_to_all",
-            CollectiveKind::Send { .. } => "send",
-            CollectiveKind::Recv { .. } => "recv",
-        }
-    }
-}
+pub use anydev_ops::collective::{CollectiveKind, ReduceOp};
 
 /// One collective on buffers of the communicator's device. `send` and
 /// `recv` are a buffer and a byte offset; `count` is per rank, as the

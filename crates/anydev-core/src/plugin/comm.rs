@@ -110,17 +110,7 @@ impl DeviceComm for PluginComm {
     }
 
     fn enqueue(&self, stream: &Stream, call: &CollectiveCall<'_>) -> Result<()> {
-        check_call(call, self.device, self.size, self.rank)?;
-        if stream.device() != self.device {
-            return Err(Error::invalid_argument(
-                call.kind.name(),
-                format!(
-                    "the stream is on {}, the communicator's device is {}",
-                    stream.device(),
-                    self.device
-                ),
-            ));
-        }
+        check_call(self, stream, call)?;
         let stream = self.backend.stream(stream)?.handle;
         let (kind, reduce_op, peer) = kind_codes(call.kind);
         let mut raw = AnydevCollectiveCall::new_sized();

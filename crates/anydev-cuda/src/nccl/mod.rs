@@ -298,21 +298,12 @@ impl DeviceComm for NcclComm {
     }
 
     fn enqueue(&self, stream: &Stream, call: &CollectiveCall<'_>) -> Result<()> {
-        check_call(call, self.device, self.size, self.rank)?;
+        check_call(self, stream, call)?;
         let what = call.kind.name();
         let s = stream
             .downcast::<CudaStream>()
-            .filter(|s| stream.device() == self.device && Arc::ptr_eq(&s.core, &self.core))
-            .ok_or_else(|| {
-                Error::invalid_argument(
-                    what,
-                    format!(
-                        "the stream is on {}, the communicator's device is {}",
-                        stream.device(),
-                        self.device
-                    ),
-                )
-            })?;
+            .filter(|s| Arc::ptr_eq(&s.core, &self.core))
+            .ok_or_else(|| Error::backend(NAME, format!("{stream:?} is not a stream of {}", self.device)))?;
         let nccl_reduction = |op| reduction(call.dtype, op).map_err(|reason| self.unsupported(call, reason));
         if let CollectiveKind::AllReduce(op) | CollectiveKind::ReduceScatter(op) = call.kind {
             nccl_reduction(op)?;
