@@ -16,6 +16,7 @@ use mpi::traits::{Communicator as _, CommunicatorCollectives, Destination, Equiv
 use native::{dense, device_reduce, Plan};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The variable that bounds every wait, in seconds.
@@ -57,6 +58,16 @@ impl ReduceOp {
             ReduceOp::Max => "max",
             ReduceOp::Mean => "mean",
         }
+    }
+
+    /// The op named `name` (`"sum"`, ..., as [`ReduceOp::name`] gives).
+    pub fn from_name(name: &str) -> Result<ReduceOp> {
+        ReduceOp::ALL.into_iter().find(|op| op.name() == name).ok_or_else(|| {
+            DistError::invalid(
+                "reduce",
+                format!("unknown op {name:?}; the ops are sum, prod, min, max and mean"),
+            )
+        })
     }
 
     fn code_name(code: u8) -> String {
@@ -116,6 +127,10 @@ impl Drop for Shared {
                 std::mem::forget(universe);
             }
         }
+        if let Some(universe) = self.universe.take() {
+            drop(universe);
+            OWN_MPI.store(false, Ordering::Release);
+        }
     }
 }
 
@@ -127,9 +142,9 @@ impl Drop for Shared {
 /// used from the thread that made it (it is neither `Send` nor `Sync`).
 pub struct Communicator {
     /// The data moves here.
-    comm: SimpleCommunicator,
+    comm: MpiComm,
     /// Metadata and message headers move here, apart from the data.
-    ctrl: SimpleCommunicator,
+    ctrl: MpiComm,
     rank: usize,
     size: usize,
     device: Device,
@@ -144,6 +159,27 @@ pub struct Communicator {
     shared: Rc<Shared>,
 }
 
+/// An MPI communicator, freed on drop only while MPI still runs. Where
+/// another library owns MPI and finalized it first, freeing would abort the
+/// process; the handle ended with MPI anyway.
+struct MpiComm(Option<SimpleCommunicator>);
+
+impl std::ops::Deref for MpiComm {
+    type Target = SimpleCommunicator;
+
+    fn deref(&self) -> &SimpleCommunicator {
+        self.0.as_ref().expect("taken only when dropped")
+    }
+}
+
+impl Drop for MpiComm {
+    fn drop(&mut self) {
+        if mpi::environment::is_finalized() {
+            std::mem::forget(self.0.take());
+        }
+    }
+}
+
 /// A collective's input, ready for its engine.
 enum Staged<H> {
     /// Copied to the host for MPI.
@@ -151,6 +187,38 @@ enum Staged<H> {
     /// Dense on the device, for the device's own collectives.
     Device(Array),
 }
+
+/// Starts MPI, or joins the MPI another library of this process started
+/// (mpi4py, the application's own `mpi::initialize`). Only MPI that this
+/// call started is returned, to be finalized when the last communicator
+/// drops; MPI started elsewhere is left for its owner to finalize.
+fn start_mpi() -> Result<Option<mpi::environment::Universe>> {
+    if OWN_MPI.load(Ordering::Acquire) {
+        return Err(DistError::Init(
+            "MPI is already initialised by an earlier anydev_dist::init whose communicators are still alive; \
+             call init once and split the communicator it returns"
+                .into(),
+        ));
+    }
+    if mpi::environment::is_finalized() {
+        return Err(DistError::Init(
+            "MPI has already been finalized in this process, and it cannot be started twice; keep the \
+             first communicator (or one split from it) for the life of the program"
+                .into(),
+        ));
+    }
+    if mpi::environment::is_initialized() {
+        return Ok(None);
+    }
+    let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+        .ok_or_else(|| DistError::Init("MPI_Init_thread failed".into()))?;
+    OWN_MPI.store(true, Ordering::Release);
+    Ok(Some(universe))
+}
+
+/// Whether MPI was started by [`init`] and is not yet finalized: a second
+/// `init` would otherwise join it and outlive the finalize of the first.
+static OWN_MPI: AtomicBool = AtomicBool::new(false);
 
 /// Reads `ANYDEV_DIST_TIMEOUT` (seconds, fractions allowed).
 pub fn timeout_from_env() -> Result<Duration> {
@@ -175,6 +243,12 @@ fn parse_timeout(s: &str) -> std::result::Result<Duration, String> {
 /// Call once per process, on the thread that will make the distributed
 /// calls. Every rank must call it; a rank that fails to choose a device
 /// makes every rank fail with an error naming it.
+///
+/// Where another library of the process already started MPI (mpi4py, the
+/// application's own `mpi::initialize`), the communicator joins that MPI's
+/// world and leaves finalizing to its owner, who must drop every anydev
+/// communicator first. Otherwise MPI is started here (`MPI_THREAD_FUNNELED`)
+/// and finalized when the last communicator drops.
 pub fn init() -> Result<Communicator> {
     let engines = EngineTable::from_env()?;
     let timeout = timeout_from_env()?;
@@ -186,18 +260,12 @@ pub fn init() -> Result<Communicator> {
         ),
         Err(_) => None,
     };
-    let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled).ok_or_else(|| {
-        DistError::Init(
-            "MPI is already initialised in this process; call anydev_dist::init once and split the \
-             communicator it returns"
-                .into(),
-        )
-    })?;
+    let universe = start_mpi()?;
     let library = mpi::environment::library_version()
         .ok()
         .and_then(|v| v.split(',').next().map(|s| s.trim().to_owned()))
         .unwrap_or_else(|| "MPI".into());
-    let world = universe.world();
+    let world = SimpleCommunicator::world();
     let rank = world.rank() as usize;
     // The ranks on this node. Freed right away: a communicator must not
     // outlive MPI, which ends when the returned one (or an error) drops.
@@ -211,8 +279,8 @@ pub fn init() -> Result<Communicator> {
         Err(e) => (0, format!("error: {e}")),
     };
     let comm = Communicator {
-        comm: world.duplicate(),
-        ctrl: world.duplicate(),
+        comm: MpiComm(Some(world.duplicate())),
+        ctrl: MpiComm(Some(world.duplicate())),
         rank,
         size: world.size() as usize,
         device: Device::cpu(),
@@ -226,7 +294,7 @@ pub fn init() -> Result<Communicator> {
             scope: RefCell::new(None),
             broken: RefCell::new(None),
             library,
-            universe: Some(universe),
+            universe,
         }),
     };
     // Choose the device, then agree: a rank that could not choose makes
@@ -763,8 +831,8 @@ impl Communicator {
                 Ok(Communicator {
                     rank: comm.rank() as usize,
                     size: comm.size() as usize,
-                    comm,
-                    ctrl,
+                    comm: MpiComm(Some(comm)),
+                    ctrl: MpiComm(Some(ctrl)),
                     device: self.device,
                     local_rank: self.local_rank,
                     local_rank_source: self.local_rank_source.clone(),
@@ -1116,6 +1184,11 @@ mod tests {
         assert_eq!(wire_dtype(DType::U16), DType::U16);
         assert_eq!(ReduceOp::code_name(ReduceOp::Max as u8), "max");
         assert_eq!(ReduceOp::code_name(0), "none");
+        for op in ReduceOp::ALL {
+            assert_eq!(ReduceOp::from_name(op.name()).unwrap(), op);
+        }
+        let err = ReduceOp::from_name("average").unwrap_err().to_string();
+        assert!(err.contains("\"average\"") && err.contains("mean"), "{err}");
     }
 
     #[test]

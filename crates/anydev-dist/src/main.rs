@@ -385,6 +385,15 @@ fn check(world: &Communicator) -> Result<ExitCode, DistError> {
         });
     }
 
+    c.case(
+        "a second init is refused while the first world lives".into(),
+        || match anydev_dist::init() {
+            Err(DistError::Init(why)) if why.contains("split") => Ok(()),
+            Err(other) => Err(format!("expected an init error that says to split, got {other}")),
+            Ok(_) => Err("a second init succeeded".into()),
+        },
+    );
+
     c.case("describe names the device and the engine".into(), || {
         let d = world.describe();
         let route = world.route(device).map_err(err)?;
