@@ -7,7 +7,9 @@
 # under mpirun, on 4 simulated devices (one per rank; through the
 # simulator's collectives and through MPI) and on 2 cpu ranks:
 # `anydev-dist check` and the data-parallel SGD example, which checks
-# itself against a single-process run.
+# itself against a single-process run. Last, the Python package's
+# `anydev.dist`, built with its `dist` feature, in its own tests
+# (crates/anydev-python/tests-dist), beside mpi4py.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -60,3 +62,11 @@ echo "== 2 ranks on cpu:0"
 cpu=(-n 2 -x ANYDEV_DIST_KIND=cpu)
 run_check "${cpu[@]}"
 "${mpi[@]}" "${cpu[@]}" "$example"
+
+echo "== anydev.dist from Python, beside mpi4py"
+# The package built with its `dist` feature, in an environment of its own
+# with mpi4py (its wheel loads the system's Open MPI).
+python="$(scripts/venv.sh python-dist-venv maturin==1.16.0 pytest==9.2.0 numpy==2.4.6 mpi4py==4.1.2)"
+scripts/python-package.sh "$python" dist
+ANYDEV_PLUGINS="sim:$target/debug/libanydev_sim.so" \
+  "$python" -m pytest -q -p no:cacheprovider crates/anydev-python/tests-dist

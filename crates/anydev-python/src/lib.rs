@@ -11,6 +11,8 @@ mod accelerator;
 mod array;
 mod creation;
 mod device;
+#[cfg(feature = "dist")]
+mod dist;
 mod dlpack;
 mod dtype;
 mod errors;
@@ -37,5 +39,7 @@ fn _anydev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     extension::register(m)?;
     quant::register(m)?;
     accelerator::register(m)?;
+    #[cfg(feature = "dist")]
+    dist::register(m)?;
     Ok(())
 }

@@ -29,7 +29,21 @@ def stub_names():
 
 def test_the_stub_describes_exactly_the_native_module():
     native = {n for n in dir(_anydev) if not n.startswith("__")}
-    assert stub_names() == native
+    # `_dist` exists only in builds with the `dist` feature.
+    assert stub_names() - {"_dist"} == native - {"_dist"}
+    assert "_dist" in stub_names()
+
+
+def test_anydev_dist_imports_exactly_when_built_with_it():
+    """With the `dist` feature the module imports (tests-dist runs it
+    under mpirun); without it, importing says how to build it."""
+    if hasattr(_anydev, "_dist"):
+        import anydev.dist
+
+        assert callable(anydev.dist.init)
+    else:
+        with pytest.raises(ImportError, match="`dist` feature"):
+            import anydev.dist  # noqa: F401
 
 
 def test_the_package_exports_the_native_names_and_its_own():

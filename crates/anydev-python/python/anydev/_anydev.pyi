@@ -331,6 +331,8 @@ def _default_dtypes(device: _Device) -> tuple[DType, DType, DType, DType]: ...
 _extension: Any
 _quant: Any
 _accelerator: Any
+# Only in builds with the `dist` feature (anydev.dist).
+_dist: Any
 
 # Registered with atexit: shuts down the device plugins the process used.
 def _shutdown() -> None: ...
