@@ -25,14 +25,8 @@ if [ -n "$features" ]; then
   maturin_args="$maturin_args --features $features"
 fi
 
-# The package has a Cargo.lock of its own (it is not a workspace member);
-# a dependency added to a crate it builds on must be locked there too.
-if ! cargo metadata --quiet --locked --format-version 1 --manifest-path "$manifest" >/dev/null 2>&1; then
-  echo "crates/anydev-python/Cargo.lock is out of date with the crates it builds on; run" >&2
-  echo "  cargo update --workspace --offline --manifest-path crates/anydev-python/Cargo.toml" >&2
-  echo "and commit the lock file with the change." >&2
-  exit 1
-fi
+# The package has a Cargo.lock of its own (it is not a workspace member).
+"$root/scripts/check-lock.sh" crates/anydev-python
 cargo fmt --manifest-path "$manifest" -- --check
 PYO3_PYTHON="$python" cargo clippy --quiet --locked --manifest-path "$manifest" "${feature_args[@]}" --all-targets -- -D warnings
 PATH="$(dirname "$python"):$PATH" MATURIN_PEP517_ARGS="$maturin_args" \

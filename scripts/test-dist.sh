@@ -21,12 +21,7 @@ target="$(cd "$target" && pwd)"
 export CARGO_TARGET_DIR="$target"
 manifest="$root/crates/anydev-dist/Cargo.toml"
 
-if ! cargo metadata --quiet --locked --format-version 1 --manifest-path "$manifest" >/dev/null 2>&1; then
-  echo "crates/anydev-dist/Cargo.lock is out of date with the crates it builds on; run" >&2
-  echo "  cargo update --workspace --offline --manifest-path crates/anydev-dist/Cargo.toml" >&2
-  echo "and commit the lock file with the change." >&2
-  exit 1
-fi
+scripts/check-lock.sh crates/anydev-dist
 cargo fmt --manifest-path "$manifest" -- --check
 cargo clippy --quiet --locked --manifest-path "$manifest" --all-targets -- -D warnings
 # The simulator first: the fault tests load it for the plugin engine.
