@@ -680,12 +680,14 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-/// The C++ program: every module used, each in a namespace, every input
-/// array once, and a main that runs every case (elementwise ones in their
-/// `_c`, `_v` and `_s` variants) and prints the output bytes in hex, one
-/// line per (case, variant).
-fn program(cases: &[Case]) -> String {
-    let mut modules: Vec<ModuleKey> = cases.iter().map(|c| c.module).collect();
+/// The C++ program for some of the cases (indices into `cases`): the
+/// modules they use, each in a namespace, every input array once, a
+/// function per case that runs it (elementwise ones in their `_c`, `_v` and
+/// `_s` variants) and prints the output bytes in hex, one line per (case
+/// index, variant), and a main that calls them all. A function per case
+/// keeps the optimiser's work linear in the number of cases.
+fn program(cases: &[Case], chunk: &[usize]) -> String {
+    let mut modules: Vec<ModuleKey> = chunk.iter().map(|&i| cases[i].module).collect();
     modules.sort();
     modules.dedup();
     let mut s = String::from(SHIM);
@@ -695,11 +697,12 @@ fn program(cases: &[Case]) -> String {
     }
     let mut arrays = Arrays::default();
     let mut body = String::new();
-    for (i, c) in cases.iter().enumerate() {
+    for &i in chunk {
+        let c = &cases[i];
         let osize = c.n * c.out.size();
         let _ = writeln!(
             body,
-            "  {{\n    using namespace {};\n    alignas(64) static unsigned char out[{osize}];",
+            "static void case_{i}() {{\n    using namespace {};\n    alignas(64) static unsigned char out[{osize}];",
             c.module.name()
         );
         match &c.launch {
@@ -739,17 +742,65 @@ fn program(cases: &[Case]) -> String {
                 );
             }
         }
-        let _ = writeln!(body, "  }}");
+        let _ = writeln!(body, "}}");
     }
     s.push_str(&arrays.decls);
     let _ = writeln!(
         s,
         "static void dump(int c, const char* v, const unsigned char* p, size_t n) {{ printf(\"%d %s \", c, v); for (size_t i = 0; i < n; ++i) printf(\"%02x\", p[i]); printf(\"\\n\"); }}"
     );
-    s.push_str("int main() {\n");
     s.push_str(&body);
+    s.push_str("int main() {\n");
+    for &i in chunk {
+        let _ = writeln!(s, "  case_{i}();");
+    }
     s.push_str("  return 0;\n}\n");
     s
+}
+
+/// The cases split into `parts` groups of about equal size, every case of
+/// a module in one group, so that each module is compiled once.
+fn partition(cases: &[Case], parts: usize) -> Vec<Vec<usize>> {
+    let mut by_module: HashMap<ModuleKey, Vec<usize>> = HashMap::new();
+    for (i, c) in cases.iter().enumerate() {
+        by_module.entry(c.module).or_default().push(i);
+    }
+    let mut groups: Vec<Vec<usize>> = by_module.into_values().collect();
+    groups.sort_by_key(|g| (std::cmp::Reverse(g.len()), g[0]));
+    let mut chunks = vec![Vec::new(); parts];
+    for group in groups {
+        let lightest = chunks.iter_mut().min_by_key(|c| c.len()).expect("at least one part");
+        lightest.extend(group);
+    }
+    chunks.retain(|c| !c.is_empty());
+    chunks
+}
+
+/// Compiles and runs one part's program in `dir`; returns its output.
+fn build_and_run(cxx: &str, dir: &std::path::Path, part: usize, source: &str) -> String {
+    let (src, exe) = (
+        dir.join(format!("kernels{part}.cpp")),
+        dir.join(format!("kernels{part}")),
+    );
+    std::fs::write(&src, source).unwrap();
+    let build = Command::new(cxx)
+        .args(["-std=c++17", "-O1", "-ffp-contract=off", "-fno-fast-math", "-w", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("run the C++ compiler");
+    assert!(
+        build.status.success(),
+        "the generated kernels do not compile as C++ ({}):\n{}",
+        src.display(),
+        String::from_utf8_lossy(&build.stderr)
+            .chars()
+            .take(4000)
+            .collect::<String>()
+    );
+    let run = Command::new(&exe).output().expect("run the emulated kernels");
+    assert!(run.status.success(), "emulated kernels crashed ({})", exe.display());
+    String::from_utf8_lossy(&run.stdout).into_owned()
 }
 
 /// The input arrays of the program, each distinct one declared once.
@@ -819,26 +870,22 @@ fn generated_kernels_match_the_host_kernels() {
     let cases = cases();
     let dir = std::env::temp_dir().join(format!("anydev-cuda-emulation-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (src, exe) = (dir.join("kernels.cpp"), dir.join("kernels"));
-    std::fs::write(&src, program(&cases)).unwrap();
-    let build = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-ffp-contract=off", "-fno-fast-math", "-w", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("run the C++ compiler");
-    assert!(
-        build.status.success(),
-        "the generated kernels do not compile as C++ ({}):\n{}",
-        src.display(),
-        String::from_utf8_lossy(&build.stderr)
-            .chars()
-            .take(4000)
-            .collect::<String>()
-    );
-    let run = Command::new(&exe).output().expect("run the emulated kernels");
-    assert!(run.status.success(), "emulated kernels crashed");
-    let text = String::from_utf8_lossy(&run.stdout);
+    // One program per core: the C++ compiler is most of this test's time.
+    let parts = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let chunks = partition(&cases, parts);
+    let text: String = std::thread::scope(|scope| {
+        let runs: Vec<_> = chunks
+            .iter()
+            .enumerate()
+            .map(|(part, chunk)| {
+                let (cxx, dir, source) = (&cxx, &dir, program(&cases, chunk));
+                scope.spawn(move || build_and_run(cxx, dir, part, &source))
+            })
+            .collect();
+        runs.into_iter()
+            .map(|run| run.join().expect("a part of the program failed"))
+            .collect()
+    });
     let mut failures = Vec::new();
     let mut checked = 0usize;
     let mut runs = vec![0usize; cases.len()];

@@ -7,6 +7,14 @@
 use anydev_cuda::codegen::{self, ModuleKey};
 use anydev_cuda::compile::{self, Target};
 
+/// What compiling one module gave: its image's size and kernel entries.
+struct Compiled {
+    bytes: usize,
+    entries: usize,
+}
+
+type Outcome = Result<Compiled, String>;
+
 #[test]
 #[ignore = "needs NVRTC (about 80 s); scripts/test.sh installs it and runs this with --ignored"]
 fn every_generated_module_compiles_with_nvrtc() {
@@ -29,20 +37,50 @@ fn every_generated_module_compiles_with_nvrtc() {
         modules.len(),
         target.option()
     );
+    // NVRTC compiles distinct programs concurrently; one thread per core.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut results: Vec<(usize, Outcome)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(key) = modules.get(i) else { break done };
+                        let result = compile::compile(&key.name(), &codegen::source(*key), target)
+                            .map(|image| {
+                                let text = String::from_utf8_lossy(&image.bytes);
+                                let entries = if cubin { 0 } else { text.matches(".entry ").count() };
+                                Compiled {
+                                    bytes: image.bytes.len(),
+                                    entries,
+                                }
+                            })
+                            .map_err(|e| e.to_string());
+                        done.push((i, result));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a compile thread panicked"))
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
     let mut failures = Vec::new();
     let mut kernels = 0usize;
-    for key in &modules {
-        let source = codegen::source(*key);
-        match compile::compile(&key.name(), &source, target) {
-            Ok(image) => {
-                let text = String::from_utf8_lossy(&image.bytes);
-                let entries = if cubin { 0 } else { text.matches(".entry ").count() };
+    for (i, result) in results {
+        let name = modules[i].name();
+        match result {
+            Ok(Compiled { bytes, entries }) => {
                 kernels += entries;
-                eprintln!("ok   {} ({} bytes, {entries} kernels)", key.name(), image.bytes.len());
+                eprintln!("ok   {name} ({bytes} bytes, {entries} kernels)");
             }
             Err(e) => {
-                eprintln!("FAIL {}: {e}", key.name());
-                failures.push(key.name());
+                eprintln!("FAIL {name}: {e}");
+                failures.push(name);
             }
         }
     }
