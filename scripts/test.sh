@@ -17,8 +17,14 @@ if [ ! -d "${XDG_RUNTIME_DIR:-}" ]; then
   export NODEVICE_SELECT="${NODEVICE_SELECT:-1}"
 fi
 
+# Where the time goes, in the log: each step with the seconds spent so far.
+step() { echo "== $* (${SECONDS}s)"; }
+
+step "formatting, lints"
 cargo fmt --all -- --check
+scripts/check-features.py
 cargo clippy --workspace --all-targets --locked -- -D warnings
+step "the workspace's tests"
 cargo test --workspace --locked
 
 # Every generated CUDA kernel must compile. NVRTC is a library, not a GPU:
@@ -31,15 +37,18 @@ nvrtc="$target/nvrtc-12.9"
 if [ ! -e "$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ]; then
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --target "$nvrtc" "nvidia-cuda-nvrtc-cu12==12.9.86"
 fi
+# `--workspace`, not `-p`: cargo resolves features over the packages it
+# selects, so picking a few would compile them and their dependencies again.
+step "NVRTC"
 ANYDEV_NVRTC_PATH="$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" \
-  cargo test --locked -p anydev-cuda --test nvrtc_compile -p anydev-testing --test nvrtc_extension \
-  -p anydev-quant --test nvrtc -- --ignored
+  cargo test --locked --workspace --test nvrtc_compile --test nvrtc_extension --test nvrtc -- --ignored
 
 # Plugin conformance, as a vendor would run it: the simulator must pass;
 # the C test plugin and the C template must pass with their gaps reported
 # as skips; a C plugin
 # with a deliberately wrong `add` must fail on its own, and pass only when
 # its manifest lists those cases as expected failures.
+step "plugin conformance"
 conformance="$target/conformance"
 mkdir -p "$conformance"
 abi=crates/anydev-plugin-abi
@@ -51,7 +60,10 @@ cp crates/anydev-testing/tests/c_plugin/ctest_broken_add.json "$conformance/"
 # The vendor starter kit, built by its own Makefile (-Wpedantic included).
 make --no-print-directory -C plugins/c-template OUT="$conformance"
 cp plugins/c-template/template.json "$conformance/"
-cargo build --locked -p anydev-sim -p anydev-cli
+# The command and the simulator, with the features the workspace's tests
+# built them with (a `-p` selection, or one without the tests' targets,
+# would resolve features apart and compile much of the project again).
+cargo build --locked --workspace --all-targets
 "$target/debug/anydev" conformance "$target/debug/libanydev_sim.so" | tee "$conformance/sim.txt"
 # The quantization library's cases ran on the simulator's own (ABI 1.4)
 # implementation of its ops, not only on the built-in devices.
@@ -67,9 +79,13 @@ grep -q "case elementwise::add_broadcast on ctest_broken_add:0 (f32)" "$conforma
 
 # Differential tests against NumPy on every device (docs/testing.md), in a
 # virtual environment under the target directory.
-"$(scripts/python-env.sh)" scripts/diff_numpy.py
+step "NumPy differential"
+"$(scripts/python-env.sh)" scripts/diff_numpy.py --driver "$target/debug/anydev-diff"
 
 # The Python package, built into its own virtual environment, on every
 # device (docs/python.md).
+step "Python package"
 scripts/test-python.sh
+step "distributed"
 scripts/test-dist.sh
+step "done"
