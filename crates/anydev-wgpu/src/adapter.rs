@@ -101,6 +101,11 @@ pub fn open_devices(options: &InitOptions) -> Result<Vec<GpuDevice>, InitError> 
     let adapters = catch_unwind(AssertUnwindSafe(|| {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = backends;
+        // Debug builds would otherwise write source-line debug info into
+        // every SPIR-V module, which makes shader compilation several times
+        // slower for kernels nobody steps through; `WGPU_DEBUG=1` turns it
+        // back on. Validation (debug builds, or `WGPU_VALIDATION=1`) stays.
+        desc.flags = (wgpu::InstanceFlags::from_build_config() - wgpu::InstanceFlags::DEBUG).with_env();
         let instance = wgpu::Instance::new(desc);
         pollster::block_on(instance.enumerate_adapters(backends))
     }))
