@@ -27,6 +27,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "the workspace's tests"
 cargo test --workspace --locked
 
+step "NVRTC"
 # Every generated CUDA kernel must compile. NVRTC is a library, not a GPU:
 # PyPI ships it, so this runs on machines without CUDA too.
 # Absolute paths: cargo runs each test from its own crate's directory.
@@ -39,7 +40,6 @@ if [ ! -e "$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" ]; then
 fi
 # `--workspace`, not `-p`: cargo resolves features over the packages it
 # selects, so picking a few would compile them and their dependencies again.
-step "NVRTC"
 ANYDEV_NVRTC_PATH="$nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" \
   cargo test --locked --workspace --test nvrtc_compile --test nvrtc_extension --test nvrtc -- --ignored
 
