@@ -6,8 +6,9 @@
 //! Each factorization is an extension op (design section 11) named
 //! `linalg::<function>` whose `cpu` kernel is faer's, run over every matrix
 //! of the batch by `anydev_numerics` (which the simulator plugin runs for
-//! the same ops on its own devices). A device kind with neither a kernel
-//! nor a plugin implementing the op says `NoKernel` naming the op, the
+//! the same ops on its own devices); wgpu devices implement the ops
+//! themselves, in WGSL. A device kind with neither a kernel
+//! nor a backend implementing the op says `NoKernel` naming the op, the
 //! device and the kinds that run it, and runs nowhere else unless the
 //! caller opts in to the host fallback (`extension::set_host_fallback`).
 //! Real and complex floating-point input (`f32`, `f64`, `c64`, `c128`);

@@ -363,9 +363,10 @@ pub trait Backend: Send + Sync + 'static {
     }
 
     /// The extension ops device `index` implements itself (a plugin's
-    /// list, ABI 1.4), run through [`KernelBody::Device`] when its kind has
-    /// no registered kernel. Built-in backends implement none: their
-    /// kernels are registered per kind instead.
+    /// list, ABI 1.4; the wgpu backend's `linalg` factorizations, which
+    /// need a workspace no registered kernel has), run through
+    /// [`KernelBody::Device`] when its kind has no registered kernel. The
+    /// default is none: most kernels are registered per kind instead.
     fn extension_ops(&self, index: usize) -> Vec<String> {
         let _ = index;
         Vec::new()

@@ -13,6 +13,8 @@
 //!   device has timestamp queries ([`stream`]).
 //! - Kernels are WGSL generated per op and dtype from one table
 //!   ([`shader`]), compiled once per device ([`pipeline_cache`]).
+//! - The `linalg` factorizations are the devices' own implementation of
+//!   those extension ops, with a workspace per call ([`linalg`]).
 //!
 //! Supported dtypes: bool, i8, i16, i32, u8, u16, u32, f16, bf16 and f32
 //! everywhere (1- and 2-byte types packed into 32-bit words, f16/bf16
@@ -28,6 +30,7 @@ pub mod adapter;
 mod device;
 mod dispatch;
 mod exec;
+mod linalg;
 mod memory;
 mod pipeline_cache;
 pub mod shader;
@@ -37,7 +40,7 @@ pub use adapter::{InitOptions, BACKENDS_ENV};
 
 use anydev_core::backend::{device_at, Backend, Checked, DeviceProperties, TensorRef, SOFTWARE_PRIORITY};
 use anydev_core::capability::Capabilities;
-use anydev_core::extension::{Attrs, KernelBody};
+use anydev_core::extension::{Attrs, KernelBody, TensorMeta};
 use anydev_core::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
 use anydev_core::ops::{Op, OpCode};
 use anydev_core::stream::{Event, Stream};
@@ -352,17 +355,18 @@ impl Backend for WgpuBackend {
         body: &KernelBody<'_>,
         inputs: &[TensorRef<'_>],
         outputs: &[TensorRef<'_>],
-        _attrs: &Attrs,
+        attrs: &Attrs,
     ) -> Result<()> {
         let (index, dev) = self.stream_device(stream)?;
-        let KernelBody::Wgsl {
-            key,
-            kernel,
-            grid,
-            params,
-        } = body
-        else {
-            return Err(Error::backend(NAME, format!("runs no {} kernels", body.form())));
+        let (key, kernel, grid, params) = match body {
+            KernelBody::Wgsl {
+                key,
+                kernel,
+                grid,
+                params,
+            } => (key, kernel, grid, params),
+            KernelBody::Device { op } => return linalg::run(dev, self.id(index), index, op, inputs, outputs, attrs),
+            _ => return Err(Error::backend(NAME, format!("runs no {} kernels", body.form()))),
         };
         fn whole<'t>(t: &TensorRef<'t>, index: usize) -> Option<&'t wgpu::Buffer> {
             let a = t.buffer.downcast::<GpuAllocation>()?;
@@ -389,6 +393,26 @@ impl Backend for WgpuBackend {
         let words: Vec<u8> = params.iter().flat_map(|w| w.to_le_bytes()).collect();
         dispatch::submit(dev, &pipeline, &words, &ins, &outs, *grid)
             .map_err(|e| Error::backend(NAME, format!("{key}: launching the WGSL kernel: {e}")))
+    }
+
+    /// The `linalg` factorizations ([`linalg`]), which need a workspace.
+    fn extension_ops(&self, index: usize) -> Vec<String> {
+        if index < self.devices.len() {
+            linalg::ops()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn extension_supported(
+        &self,
+        index: usize,
+        op: &str,
+        inputs: &[TensorMeta],
+        _outputs: &[TensorMeta],
+        _attrs: &Attrs,
+    ) -> Result<bool> {
+        Ok(linalg::supported(self.device(index)?.features, op, inputs))
     }
 
     fn execute_unchecked(&self, _: Checked<'_>, stream: &Stream, op: &Op<'_, TensorRef<'_>>) -> Result<()> {

@@ -7,6 +7,7 @@ mod complex;
 pub mod dtype;
 pub mod exprs;
 pub mod layout;
+pub mod linalg;
 mod lines;
 pub mod map;
 mod math_exp;
