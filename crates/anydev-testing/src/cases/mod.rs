@@ -12,6 +12,7 @@ mod elementwise;
 mod errors;
 pub mod extension;
 mod factorize;
+mod factorize_stacks;
 mod fft;
 mod indexing;
 mod limits;
@@ -59,6 +60,7 @@ pub fn all() -> Vec<Case> {
     cases.extend(linalg_ext::cases());
     cases.extend(fft::cases());
     cases.extend(factorize::cases());
+    cases.extend(factorize_stacks::cases());
     cases.extend(manipulation::cases());
     cases.extend(search::cases());
     cases.extend(sets::cases());
