@@ -17,7 +17,7 @@
 use crate::device::GpuDevice;
 use crate::memory::{self, GpuAllocation};
 use crate::shader::dtype::ShaderFeatures;
-use crate::shader::linalg::{self as wgsl, NO_CONVERGENCE, NO_FACTORIZATION};
+use crate::shader::linalg::{self as wgsl, CANARY_TRIPS, LOOP_LIMIT, NO_CONVERGENCE, NO_FACTORIZATION};
 use crate::{dispatch, NAME};
 use anydev_core::backend::TensorRef;
 use anydev_core::extension::{AttrValue, Attrs, TensorMeta};
@@ -96,6 +96,7 @@ fn plan(function: &str, inputs: &[TensorRef<'_>], attrs: &Attrs) -> Result<Plan>
     let params = std::iter::once(count)
         .chain(params)
         .map(|v| word(function, v))
+        .chain([Ok(CANARY_TRIPS)])
         .collect::<Result<_>>()?;
     Ok(Plan {
         params,
@@ -171,6 +172,19 @@ pub fn run(
         .find_map(|(b, w)| Some((b, u32::from_le_bytes(w.try_into().ok()?))).filter(|(_, s)| *s != 0));
     match failed {
         None => Ok(()),
+        Some((_, LOOP_LIMIT)) => {
+            let x = &inputs[0];
+            Err(Error::FeatureUnsupported {
+                feature: format!("{op} of {:?} matrices", &x.shape[x.shape.len() - 2..]),
+                device: id,
+                reason: format!(
+                    "the shader compiler of {} ends the loops of a shader invocation after a fixed number of \
+                     iterations (llvmpipe: 65,535), fewer than one matrix of this size needs; factorize smaller \
+                     matrices here, or use another device",
+                    dev.info.name
+                ),
+            })
+        }
         Some((b, code)) => {
             let reason = match (code, function) {
                 (NO_FACTORIZATION, "cholesky") => "the matrix is not positive definite",

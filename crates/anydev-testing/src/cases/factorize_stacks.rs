@@ -16,9 +16,18 @@ use anydev_core::DType;
 use num_complex::Complex64 as C;
 
 pub fn cases() -> Vec<Case> {
-    vec![Case::new("factorize::random_stacks_hold", random_stacks_hold)
-        .dtypes(&[DType::F32, DType::F64, DType::C64, DType::C128])
-        .asks_support_itself()]
+    let dtypes = [DType::F32, DType::F64, DType::C64, DType::C128];
+    vec![
+        Case::new("factorize::random_stacks_hold", random_stacks_hold)
+            .dtypes(&dtypes)
+            .asks_support_itself(),
+        Case::new(
+            "factorize::large_matrices_hold_or_are_refused",
+            large_matrices_hold_or_are_refused,
+        )
+        .dtypes(&dtypes)
+        .asks_support_itself(),
+    ]
 }
 
 /// Values in [-1, 1) from a linear congruential generator: the same data
@@ -324,4 +333,49 @@ fn empty_and_zero_sized(ctx: &CaseCtx) -> Result<(), Failure> {
         0.0,
     )?;
     near("slogdet log of a 0 x 0 matrix", &[C::from(0.0)], &elements(&log)?, 0.0)
+}
+
+/// A 48 x 48 matrix: `inv` and `eigh` hold, or the device refuses the
+/// size as `FeatureUnsupported` naming itself (a wgpu adapter whose
+/// shader compiler caps the loop iterations of an invocation, as
+/// llvmpipe does); never a result cut short.
+fn large_matrices_hold_or_are_refused(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (dtype, dev) = (ctx.dtype(), ctx.device);
+    let n = 48;
+    let (x, _) = random(ctx, &[n, n], 48)?;
+    if factorized(dev, ad::det(&x))?.is_none() {
+        return Ok(());
+    }
+    let xh = ad::conj(&x)?.matrix_transpose()?;
+    let hpd = ad::add(
+        &ad::matmul(&x, &xh)?,
+        &ad::eye(n, None, 0, (dtype, dev))?.multiply(n as f64)?,
+    )?;
+    let hs = elements(&hpd)?;
+    let tol = if dtype.real_dtype() == DType::F32 { 1e-3 } else { 1e-10 };
+    let refused = |what: &str, e: anydev_core::Error| match e {
+        anydev_core::Error::FeatureUnsupported { device, .. } if device == dev => Ok(()),
+        e => Err(Failure::new(
+            what,
+            "a result, or FeatureUnsupported naming the device",
+            format!("{e:?}"),
+        )),
+    };
+    match ad::inv(&hpd) {
+        Ok(inverse) => near(
+            "x inv(x), 48 x 48",
+            &identity(n),
+            &mm(&hs, &elements(&inverse)?, n, n, n),
+            tol,
+        )?,
+        Err(e) => refused("inv of 48 x 48", e)?,
+    }
+    match ad::eigh(&hpd) {
+        Ok((values, vectors)) => {
+            let (values, v) = (values.to_f64_vec()?, elements(&vectors)?);
+            let scaled: Vec<C> = (0..n * n).map(|ij| v[ij] * values[ij % n]).collect();
+            near("x V = V Λ, 48 x 48", &scaled, &mm(&hs, &v, n, n, n), tol)
+        }
+        Err(e) => refused("eigh of 48 x 48", e),
+    }
 }

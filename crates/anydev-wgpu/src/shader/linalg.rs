@@ -21,7 +21,15 @@
 //!   conjugate pairs are then made exact and put in LAPACK's order.
 //!
 //! Status words: 0 done, 1 the input has no factorization of this kind
-//! (singular, not positive definite), 2 the iteration did not converge.
+//! (singular, not positive definite), 2 the iteration did not converge,
+//! 3 the shader compiler's loop budget ran out.
+//!
+//! That budget is real: llvmpipe ends every loop of an invocation once
+//! the invocation has taken 65,535 loop iterations in all, silently (a
+//! guard against shaders that never end), which cuts a factorization
+//! short past about 20 x 20. So every kernel ends with a loop whose trip
+//! count only the params give (the last word): if it ran short, the
+//! results are incomplete and the status says so.
 
 use anydev_ops::DType;
 
@@ -29,6 +37,11 @@ use anydev_ops::DType;
 pub const NO_FACTORIZATION: u32 = 1;
 /// The status word for an iteration that did not converge.
 pub const NO_CONVERGENCE: u32 = 2;
+/// The status word for a kernel whose loops the compiler cut short.
+pub const LOOP_LIMIT: u32 = 3;
+/// The trip count of the final loop that detects [`LOOP_LIMIT`], the last
+/// params word.
+pub const CANARY_TRIPS: u32 = 2;
 
 /// The arithmetic of `S = R`, a real float.
 const REAL: &str = r#"
@@ -180,6 +193,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
   if (b >= count) { return; }
   idx[b] = 0u;
   factorize(b, count);
+  let trips = p[arrayLength(&p) - 1u];
+  var ran = 0u;
+  for (var i = 0u; i < trips; i++) { ran += 1u; }
+  if (ran != trips) { idx[b] = LOOP_LIMIT; }
 }
 "#;
 
@@ -979,7 +996,8 @@ pub fn source(op: &str, dtype: DType) -> Option<String> {
     wgsl.push_str(scalar);
     wgsl.push_str(ENTRY);
     wgsl.push_str(&format!(
-        "const NO_FACTORIZATION: u32 = {NO_FACTORIZATION}u;\nconst NO_CONVERGENCE: u32 = {NO_CONVERGENCE}u;\n"
+        "const NO_FACTORIZATION: u32 = {NO_FACTORIZATION}u;\nconst NO_CONVERGENCE: u32 = {NO_CONVERGENCE}u;\n\
+         const LOOP_LIMIT: u32 = {LOOP_LIMIT}u;\n"
     ));
     wgsl.push_str("@group(0) @binding(0) var<storage, read> p: array<u32>;\n");
     for (slot, binding) in bindings(op)?.iter().enumerate() {
