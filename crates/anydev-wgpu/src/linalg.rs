@@ -17,7 +17,7 @@
 use crate::device::GpuDevice;
 use crate::memory::{self, GpuAllocation};
 use crate::shader::dtype::ShaderFeatures;
-use crate::shader::linalg::{self as wgsl, CANARY_TRIPS, LOOP_LIMIT, NO_CONVERGENCE, NO_FACTORIZATION};
+use crate::shader::linalg::{self as wgsl, CANARY_TRIPS, LOOP_LIMIT, NO_CONVERGENCE, NO_FACTORIZATION, WORKGROUP};
 use crate::{dispatch, NAME};
 use anydev_core::backend::TensorRef;
 use anydev_core::extension::{AttrValue, Attrs, TensorMeta};
@@ -161,7 +161,7 @@ pub fn run(
         .pipelines
         .extension(dev, &format!("{op}:{dtype}"), &source, "main")?;
     let params: Vec<u8> = plan.params.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let grid = dispatch::grid(dev, op, plan.count as u64)?;
+    let grid = dispatch::grid(dev, op, (plan.count as u64).div_ceil(WORKGROUP.into()))?;
     dispatch::submit(dev, &pipeline, &params, &ins, &outs, grid)
         .map_err(|e| Error::backend(NAME, format!("{op}: launching the kernel: {e}")))?;
     let mut words = vec![0u8; plan.count * 4];

@@ -39,6 +39,8 @@ pub const NO_FACTORIZATION: u32 = 1;
 pub const NO_CONVERGENCE: u32 = 2;
 /// The status word for a kernel whose loops the compiler cut short.
 pub const LOOP_LIMIT: u32 = 3;
+/// Matrices per workgroup, one per invocation.
+pub const WORKGROUP: u32 = 64;
 /// The trip count of the final loop that detects [`LOOP_LIMIT`], the last
 /// params word.
 pub const CANARY_TRIPS: u32 = 2;
@@ -185,10 +187,12 @@ fn r_split(v: R) -> vec2<R> {
 
 /// The entry point: one invocation per matrix `b` of the `count` (params
 /// word 0), its status cleared before the op's `factorize` runs.
+/// Neighbouring invocations take neighbouring matrices of the same size,
+/// so a workgroup's lanes mostly run the same loops together.
 const ENTRY: &str = r#"
-@compute @workgroup_size(1)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let b = wid.x + wid.y * groups.x;
+@compute @workgroup_size(WORKGROUP)
+fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let b = id.x + id.y * groups.x * WORKGROUP;
   let count = p[0];
   if (b >= count) { return; }
   idx[b] = 0u;
@@ -997,7 +1001,7 @@ pub fn source(op: &str, dtype: DType) -> Option<String> {
     wgsl.push_str(ENTRY);
     wgsl.push_str(&format!(
         "const NO_FACTORIZATION: u32 = {NO_FACTORIZATION}u;\nconst NO_CONVERGENCE: u32 = {NO_CONVERGENCE}u;\n\
-         const LOOP_LIMIT: u32 = {LOOP_LIMIT}u;\n"
+         const LOOP_LIMIT: u32 = {LOOP_LIMIT}u;\nconst WORKGROUP: u32 = {WORKGROUP}u;\n"
     ));
     wgsl.push_str("@group(0) @binding(0) var<storage, read> p: array<u32>;\n");
     for (slot, binding) in bindings(op)?.iter().enumerate() {
