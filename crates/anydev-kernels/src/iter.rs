@@ -12,6 +12,7 @@
 use crate::error::{invalid, KernelError};
 use crate::tensor::{HostTensor, SendPtrs};
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 /// Most non-unit dims a layout can have: each multiplies the element
 /// count by at least 2, and that count fits in a `usize`.
@@ -46,12 +47,20 @@ pub(crate) const GRAIN_MATH: usize = grain(1_000);
 /// sorting per lane): about 20 ns.
 pub(crate) const GRAIN_HEAVY: usize = grain(20_000);
 
+/// Collapsed dims held inline; a layout that collapses to more (rare: it
+/// takes that many non-mergeable strided dims) spills to the heap.
+///
+/// Small on purpose: every elementwise call builds a [`Space`], and with
+/// room for all [`MAX_DIMS`] inline, zeroing and moving it (2 KiB for a
+/// binary op) was a quarter of a 100-element add.
+const INLINE_DIMS: usize = 6;
+
+type Dims<T> = SmallVec<[T; INLINE_DIMS]>;
+
 /// `K` operands' strides (in bytes) over one collapsed shape.
-#[derive(Clone, Copy)]
 pub(crate) struct Space<const K: usize> {
-    pub ndim: usize,
-    pub shape: [usize; MAX_DIMS],
-    pub strides: [[isize; MAX_DIMS]; K],
+    pub shape: Dims<usize>,
+    pub strides: [Dims<isize>; K],
 }
 
 impl<const K: usize> Space<K> {
@@ -59,16 +68,15 @@ impl<const K: usize> Space<K> {
     /// to bytes with `sizes`. Operands must have been validated.
     pub fn new(shape: &[usize], strides: [&[isize]; K], sizes: [usize; K]) -> Result<Self, KernelError> {
         let mut sp = Space {
-            ndim: 0,
-            shape: [0; MAX_DIMS],
-            strides: [[0; MAX_DIMS]; K],
+            shape: Dims::new(),
+            strides: std::array::from_fn(|_| Dims::new()),
         };
         for (d, &n) in shape.iter().enumerate() {
             if n == 1 {
                 continue;
             }
-            if sp.ndim > 0 {
-                let last = sp.ndim - 1;
+            if sp.ndim() > 0 {
+                let last = sp.ndim() - 1;
                 let inner = sp.shape[last] as isize;
                 let mergeable = (0..K).all(|k| {
                     let s = strides[k][d].wrapping_mul(sizes[k] as isize);
@@ -82,37 +90,41 @@ impl<const K: usize> Space<K> {
                     continue;
                 }
             }
-            if sp.ndim == MAX_DIMS {
+            if sp.ndim() == MAX_DIMS {
                 return invalid("too many dimensions");
             }
-            sp.shape[sp.ndim] = n;
+            sp.shape.push(n);
             for k in 0..K {
-                sp.strides[k][sp.ndim] = strides[k][d].wrapping_mul(sizes[k] as isize);
+                sp.strides[k].push(strides[k][d].wrapping_mul(sizes[k] as isize));
             }
-            sp.ndim += 1;
         }
         Ok(sp)
     }
 
+    /// Dims left after collapsing.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
     pub fn numel(&self) -> usize {
-        self.shape[..self.ndim].iter().product()
+        self.shape.iter().product()
     }
 
     /// Length of the innermost dim (1 for a 0-d space).
     pub fn inner_len(&self) -> usize {
-        if self.ndim == 0 {
+        if self.ndim() == 0 {
             1
         } else {
-            self.shape[self.ndim - 1]
+            self.shape[self.ndim() - 1]
         }
     }
 
     /// Byte strides of the innermost dim.
     pub fn inner_strides(&self) -> [isize; K] {
         let mut s = [0; K];
-        if self.ndim > 0 {
+        if self.ndim() > 0 {
             for (k, v) in s.iter_mut().enumerate() {
-                *v = self.strides[k][self.ndim - 1];
+                *v = self.strides[k][self.ndim() - 1];
             }
         }
         s
@@ -132,7 +144,7 @@ pub(crate) fn lanes(x: &HostTensor, out: &HostTensor, axis: usize) -> Result<Spa
 
 /// Position in the outer dims of a [`Space`] and the byte offsets it gives.
 pub(crate) struct Cursor<const K: usize> {
-    idx: [usize; MAX_DIMS],
+    idx: Dims<usize>,
     pub off: [isize; K],
 }
 
@@ -140,7 +152,7 @@ impl<const K: usize> Cursor<K> {
     /// The cursor at outer row `row` (row-major over `dims` outer dims).
     pub fn at(sp: &Space<K>, dims: usize, mut row: usize) -> Self {
         let mut c = Cursor {
-            idx: [0; MAX_DIMS],
+            idx: smallvec::smallvec![0; dims],
             off: [0; K],
         };
         for d in (0..dims).rev() {
@@ -190,7 +202,7 @@ where
     }
     let inner = sp.inner_len();
     let strides = sp.inner_strides();
-    let outer_dims = sp.ndim.saturating_sub(1);
+    let outer_dims = sp.ndim().saturating_sub(1);
     let rows = numel / inner;
     let base = SendPtrs(base);
     // One task: rows [r0, r1) or, for a long single row, a piece of it.

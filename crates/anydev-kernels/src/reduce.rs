@@ -323,7 +323,7 @@ pub(crate) unsafe fn drive<T: Storage, R: Reducer<T>>(
     }
     let red_inner = red.inner_len();
     let red_stride = red.inner_strides()[0];
-    let red_outer = red.ndim.saturating_sub(1);
+    let red_outer = red.ndim().saturating_sub(1);
     let contiguous_red = red_stride == size as isize;
     let r = &r;
     // Folds the whole reduced space starting at `p`.
@@ -351,7 +351,7 @@ pub(crate) unsafe fn drive<T: Storage, R: Reducer<T>>(
         }
         acc
     };
-    let long_single = red.ndim == 1 && contiguous_red && rn >= 2 * CHUNK && m <= 4;
+    let long_single = red.ndim() == 1 && contiguous_red && rn >= 2 * CHUNK && m <= 4;
     let grain = if long_single {
         usize::MAX / 4
     } else {
@@ -379,11 +379,11 @@ pub(crate) unsafe fn drive<T: Storage, R: Reducer<T>>(
                     let l = LANES.min(len - lane0);
                     let mut accs = vec![r.init(); l];
                     let base = p[0].wrapping_add(lane0 * size);
-                    let mut cur = Cursor::at(&red, red.ndim, 0);
+                    let mut cur = Cursor::at(&red, red.ndim(), 0);
                     for i in 0..rn {
                         let xs = std::slice::from_raw_parts(base.wrapping_offset(cur.off[0]) as *const T, l);
                         r.fold_rows(&mut accs, xs, i);
-                        cur.advance(&red, red.ndim);
+                        cur.advance(&red, red.ndim());
                     }
                     for (j, &a) in accs.iter().enumerate() {
                         write(lane0 + j, a);

@@ -179,7 +179,8 @@ pub fn cases() -> Vec<Case> {
 
 /// `op` over shapes that broadcast against each other, with the left
 /// operand transposed and the right one reversed (negative strides), so
-/// kernels see zero, negative and permuted strides at once.
+/// kernels see zero, negative and permuted strides at once; the last pair
+/// keeps eight dims after merging, more than kernels hold inline.
 fn broadcast_case(ctx: &CaseCtx, op: BinaryOp) -> Result<(), Failure> {
     let dtype = ctx.dtype();
     let reference = reference_of(op);
@@ -187,6 +188,7 @@ fn broadcast_case(ctx: &CaseCtx, op: BinaryOp) -> Result<(), Failure> {
         (vec![3, 1, 4], vec![2, 4]),
         (vec![5], vec![]),
         (vec![2, 3], vec![0, 1, 3]),
+        (vec![2, 3, 2, 3, 2, 3, 2, 3], vec![3, 2, 3, 2, 3, 2, 3]),
     ] {
         let va = r::sample(dtype, sa.iter().product(), 1);
         let vb = r::sample(dtype, sb.iter().product(), 2);
