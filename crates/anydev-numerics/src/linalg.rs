@@ -376,7 +376,11 @@ fn qr<T: Field>(ins: &[Operand<'_>], outs: &mut [OperandMut<'_>], attr: &AttrLoo
             (d.compute_thin_Q(), d.thin_R())
         };
         write(&mut q_out[b * m * k..(b + 1) * m * k], q.as_ref(), false);
-        write(&mut r_out[b * k * n..(b + 1) * k * n], r, false);
+        // faer's R has min(m, n) rows; a complete R of a tall matrix has m,
+        // the rest zero. Outputs arrive uninitialised (reused blocks).
+        let r_rows = &mut r_out[b * k * n..(b + 1) * k * n];
+        r_rows.fill(T::zero_impl());
+        write(&mut r_rows[..r.nrows() * n], r, false);
     }
     Ok(())
 }
