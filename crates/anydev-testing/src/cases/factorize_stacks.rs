@@ -74,6 +74,16 @@ fn elements(x: &Array) -> Result<Vec<C>, Failure> {
     }
 }
 
+/// `x xᴴ + n I` for a stack of `n x n` matrices `x`: Hermitian positive
+/// definite and well conditioned; with its elements.
+fn positive_definite(x: &Array, n: usize) -> Result<(Array, Vec<C>), Failure> {
+    let xh = ad::conj(x)?.matrix_transpose()?;
+    let shift = ad::eye(n, None, 0, (x.dtype(), x.device()))?.multiply(n as f64)?;
+    let hpd = ad::add(&ad::matmul(x, &xh)?, &shift)?;
+    let stored = elements(&hpd)?;
+    Ok((hpd, stored))
+}
+
 /// The determinant by LU with partial pivoting, in f64.
 fn lu_det(a: &[C], n: usize) -> C {
     let mut m = a.to_vec();
@@ -125,12 +135,7 @@ fn random_stacks_hold(ctx: &CaseCtx) -> Result<(), Failure> {
         // Well conditioned: x + n I; Hermitian positive definite: x xᴴ + n I.
         let well = ad::add(&x, &ad::eye(n, None, 0, (dtype, dev))?.multiply(n as f64)?)?;
         let ws = elements(&well)?;
-        let xh = ad::conj(&x)?.matrix_transpose()?;
-        let hpd = ad::add(
-            &ad::matmul(&x, &xh)?,
-            &ad::eye(n, None, 0, (dtype, dev))?.multiply(n as f64)?,
-        )?;
-        let hs = elements(&hpd)?;
+        let (hpd, hs) = positive_definite(&x, n)?;
         let sq = n * n;
         let l = elements(&ad::cholesky(&hpd, false)?)?;
         let u = elements(&ad::cholesky(&hpd, true)?)?;
@@ -346,12 +351,7 @@ fn large_matrices_hold_or_are_refused(ctx: &CaseCtx) -> Result<(), Failure> {
     if factorized(dev, ad::det(&x))?.is_none() {
         return Ok(());
     }
-    let xh = ad::conj(&x)?.matrix_transpose()?;
-    let hpd = ad::add(
-        &ad::matmul(&x, &xh)?,
-        &ad::eye(n, None, 0, (dtype, dev))?.multiply(n as f64)?,
-    )?;
-    let hs = elements(&hpd)?;
+    let (hpd, hs) = positive_definite(&x, n)?;
     let tol = if dtype.real_dtype() == DType::F32 { 1e-3 } else { 1e-10 };
     let refused = |what: &str, e: anydev_core::Error| match e {
         anydev_core::Error::FeatureUnsupported { device, .. } if device == dev => Ok(()),
