@@ -368,27 +368,8 @@ impl Backend for WgpuBackend {
             KernelBody::Device { op } => return linalg::run(dev, self.id(index), index, op, inputs, outputs, attrs),
             _ => return Err(Error::backend(NAME, format!("runs no {} kernels", body.form()))),
         };
-        fn whole<'t>(t: &TensorRef<'t>, index: usize) -> Option<&'t wgpu::Buffer> {
-            let a = t.buffer.downcast::<GpuAllocation>()?;
-            (a.device == index && t.offset == 0).then_some(&a.buffer)
-        }
-        let not_whole = || {
-            Error::backend(
-                NAME,
-                format!(
-                    "{key}: an operand that is not at the start of a buffer of {}",
-                    self.id(index)
-                ),
-            )
-        };
-        let ins: Vec<&wgpu::Buffer> = inputs
-            .iter()
-            .map(|t| whole(t, index).ok_or_else(not_whole))
-            .collect::<Result<_>>()?;
-        let outs: Vec<&wgpu::Buffer> = outputs
-            .iter()
-            .map(|t| whole(t, index).ok_or_else(not_whole))
-            .collect::<Result<_>>()?;
+        let ins = memory::whole_buffers(inputs, index, self.id(index), key)?;
+        let outs = memory::whole_buffers(outputs, index, self.id(index), key)?;
         let pipeline = dev.pipelines.extension(dev, key, &kernel.source, &kernel.entry_point)?;
         let words: Vec<u8> = params.iter().flat_map(|w| w.to_le_bytes()).collect();
         dispatch::submit(dev, &pipeline, &words, &ins, &outs, *grid)

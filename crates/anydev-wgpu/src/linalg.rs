@@ -15,7 +15,7 @@
 //! none (wgpu devices do not hold it).
 
 use crate::device::GpuDevice;
-use crate::memory::{self, GpuAllocation};
+use crate::memory;
 use crate::shader::dtype::ShaderFeatures;
 use crate::shader::linalg::{self as wgsl, CANARY_TRIPS, LOOP_LIMIT, NO_CONVERGENCE, NO_FACTORIZATION, WORKGROUP};
 use crate::{dispatch, NAME};
@@ -114,19 +114,6 @@ fn work_element(function: &str, dtype: DType) -> usize {
     }
 }
 
-fn buffer<'t>(t: &TensorRef<'t>, index: usize, op: &str) -> Result<&'t wgpu::Buffer> {
-    t.buffer
-        .downcast::<GpuAllocation>()
-        .filter(|a| a.device == index && t.offset == 0)
-        .map(|a| &a.buffer)
-        .ok_or_else(|| {
-            Error::backend(
-                NAME,
-                format!("{op}: an operand that is not a whole buffer of this device"),
-            )
-        })
-}
-
 /// Runs factorization `op` on device `index`, which has checked the call.
 pub fn run(
     dev: &GpuDevice,
@@ -153,8 +140,8 @@ pub fn run(
         .map(|elements| memory::allocate(dev, id, index, plan.count * elements * work_element(function, dtype)))
         .transpose()?;
     let status = memory::allocate(dev, id, index, plan.count * (1 + plan.words) * 4)?;
-    let ins: Vec<&wgpu::Buffer> = inputs.iter().map(|t| buffer(t, index, op)).collect::<Result<_>>()?;
-    let mut outs: Vec<&wgpu::Buffer> = outputs.iter().map(|t| buffer(t, index, op)).collect::<Result<_>>()?;
+    let ins = memory::whole_buffers(inputs, index, id, op)?;
+    let mut outs = memory::whole_buffers(outputs, index, id, op)?;
     outs.extend(work.as_ref().map(|w| &w.buffer));
     outs.push(&status.buffer);
     let pipeline = dev

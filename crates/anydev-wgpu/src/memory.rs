@@ -10,6 +10,7 @@
 //! for writes).
 
 use crate::device::{GpuDevice, ScopeError};
+use anydev_core::backend::TensorRef;
 use anydev_core::memory::{Allocation, MemoryCounter};
 use anydev_core::{Device, Error, Result};
 use std::any::Any;
@@ -81,6 +82,32 @@ pub fn allocate(dev: &GpuDevice, id: Device, index: usize, bytes: usize) -> Resu
             }
         }
     }
+}
+
+/// The wgpu buffers of kernel operands, each of which must be a whole
+/// buffer of device `index` (`id`): kernels bind whole buffers from
+/// element 0. `what` names the call in the error.
+pub fn whole_buffers<'t>(
+    tensors: &[TensorRef<'t>],
+    index: usize,
+    id: Device,
+    what: &str,
+) -> Result<Vec<&'t wgpu::Buffer>> {
+    tensors
+        .iter()
+        .map(|t| {
+            t.buffer
+                .downcast::<GpuAllocation>()
+                .filter(|a| a.device == index && t.offset == 0)
+                .map(|a| &a.buffer)
+                .ok_or_else(|| {
+                    Error::backend(
+                        crate::NAME,
+                        format!("{what}: an operand that is not at the start of a buffer of {id}"),
+                    )
+                })
+        })
+        .collect()
 }
 
 /// The 4-byte aligned range enclosing `offset..offset + len`.
