@@ -33,7 +33,7 @@ BUILDS = {
 def features(build_args, edges):
     """Feature sets per registry crate ("name vX.Y.Z"), as `cargo tree` prints them."""
     run = subprocess.run(
-        ["cargo", "tree", "--locked", "--offline", "--prefix", "none", "--format", "{p}|{f}", "--edges", edges]
+        ["cargo", "tree", "--locked", "--prefix", "none", "--format", "{p}|{f}", "--edges", edges]
         + build_args,
         capture_output=True,
         text=True,
