@@ -214,6 +214,23 @@ impl OpCode {
         }
     }
 
+    /// The ops outside the four elementwise and reduction families, in
+    /// code order.
+    const OTHERS: [OpCode; 12] = [
+        OpCode::Cast,
+        OpCode::Where,
+        OpCode::Copy,
+        OpCode::Fill,
+        OpCode::Arange,
+        OpCode::Random,
+        OpCode::Take,
+        OpCode::Matmul,
+        OpCode::Sort,
+        OpCode::Argsort,
+        OpCode::SearchSorted,
+        OpCode::Nonzero,
+    ];
+
     /// Every op code of this version of the op set.
     pub fn all() -> Vec<OpCode> {
         let mut all: Vec<OpCode> = Vec::new();
@@ -221,26 +238,19 @@ impl OpCode {
         all.extend(BinaryOp::ALL.iter().map(|&op| OpCode::Binary(op)));
         all.extend(ReduceOp::ALL.iter().map(|&op| OpCode::Reduce(op)));
         all.extend(ScanOp::ALL.iter().map(|&op| OpCode::Scan(op)));
-        all.extend([
-            OpCode::Cast,
-            OpCode::Where,
-            OpCode::Copy,
-            OpCode::Fill,
-            OpCode::Arange,
-            OpCode::Random,
-            OpCode::Take,
-            OpCode::Matmul,
-            OpCode::Sort,
-            OpCode::Argsort,
-            OpCode::SearchSorted,
-            OpCode::Nonzero,
-        ]);
+        all.extend(OpCode::OTHERS);
         all
     }
 
-    /// The op for an ABI code, or `None` for a code this version does not know.
+    /// The op for an ABI code, or `None` for a code this version does not
+    /// know. Plugins ask this on every call, so it allocates nothing.
     pub fn from_code(code: u32) -> Option<OpCode> {
-        OpCode::all().into_iter().find(|op| op.code() == code)
+        UnaryOp::from_code(code)
+            .map(OpCode::Unary)
+            .or_else(|| BinaryOp::from_code(code).map(OpCode::Binary))
+            .or_else(|| ReduceOp::from_code(code).map(OpCode::Reduce))
+            .or_else(|| ScanOp::from_code(code).map(OpCode::Scan))
+            .or_else(|| OpCode::OTHERS.into_iter().find(|op| op.code() == code))
     }
 
     pub const fn name(self) -> &'static str {
