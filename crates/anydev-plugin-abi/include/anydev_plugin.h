@@ -649,7 +649,9 @@ typedef struct AnydevPluginApi {
   AnydevStatus (*device_capabilities)(AnydevContext *context, AnydevDevice *device,
                                       AnydevAttributeList *out);
   /* REQUIRED. *out_supported = 1 when op_code is implemented for dtype_code (the op's
-   * support dtype: primary input, or output for fill/arange/random). */
+   * support dtype: primary input, or output for fill/arange/random). The answer for a
+   * device, op and dtype must not change while the context lives: the host asks once
+   * and remembers it (a failed call is asked again). */
   AnydevStatus (*op_supported)(AnydevContext *context, AnydevDevice *device, uint32_t op_code,
                                uint32_t dtype_code, uint8_t *out_supported);
   /* Bitmask of 1 << ANYDEV_MEMORY_* that allocate accepts (NULL: device only). */

@@ -8,6 +8,7 @@
 //! `Plugin` errors naming the plugin and its library.
 
 use super::instance::{CallError, Instance};
+use super::support::SupportCache;
 use crate::backend::{byte_extent, Backend, Checked, DeviceProperties, TensorRef, SOFTWARE_PRIORITY};
 use crate::capability::{keys, CapValue, Capabilities};
 use crate::extension::{Attrs, KernelBody, TensorMeta};
@@ -172,6 +173,8 @@ pub struct PluginBackend {
     default_streams: Vec<Stream>,
     /// Per device, the extension ops it implements (ABI 1.4), read at load.
     extension_ops: Vec<Vec<String>>,
+    /// Per device, its `op_supported` answers.
+    support: Vec<SupportCache>,
     deferred: Mutex<Vec<DeferredFree>>,
 }
 
@@ -201,9 +204,11 @@ impl PluginBackend {
             kind,
             default_streams: Vec::new(),
             extension_ops: Vec::new(),
+            support: Vec::new(),
             deferred: Mutex::new(Vec::new()),
         };
         for index in 0..backend.device_count() {
+            backend.support.push(SupportCache::new());
             let stream = backend.new_stream(index)?;
             backend.default_streams.push(stream);
             let ops = backend.instance().extension_ops(index).map_err(|e| backend.error(e))?;
@@ -270,17 +275,24 @@ impl PluginBackend {
         self.shared.buffer(buffer)
     }
 
-    /// Frees the deferred buffers whose uses have completed; with `wait`,
-    /// waits for all of them first.
+    /// Frees the deferred buffers whose uses have completed, oldest first,
+    /// up to the first still in use; with `wait`, waits for all of them.
+    ///
+    /// Stopping there keeps each call to a query or two: work on a stream
+    /// completes in order, so a free deferred behind a pending one is
+    /// almost always pending too, and asking every entry on every
+    /// allocation made the host's cost grow with the device's backlog.
     fn collect_deferred(&self, wait: bool) {
         let mut deferred = self.deferred.lock().unwrap_or_else(|p| p.into_inner());
-        deferred.retain(|free| {
-            let done = |event: &Event| match wait {
-                true => self.synchronize_event(event).is_ok(),
-                false => self.query_event(event).unwrap_or(false),
-            };
-            !free.pending.iter().all(done)
-        });
+        if wait {
+            deferred.retain(|free| !free.pending.iter().all(|e| self.synchronize_event(e).is_ok()));
+            return;
+        }
+        let completed = deferred
+            .iter()
+            .take_while(|free| free.pending.iter().all(|e| self.query_event(e).unwrap_or(false)))
+            .count();
+        deferred.drain(..completed);
     }
 
     fn wrap_buffer(&self, handle: *mut AnydevBuffer, host_ptr: *mut u8) -> Box<dyn Allocation> {
@@ -602,11 +614,11 @@ impl Backend for PluginBackend {
     }
 
     fn supports(&self, index: usize, op: OpCode, dtype: DType) -> bool {
-        index < self.device_count()
-            && self
-                .instance()
-                .op_supported(index, op.code(), dtype.code())
-                .unwrap_or(false)
+        self.support.get(index).is_some_and(|cache| {
+            cache.get(op, dtype, || {
+                self.instance().op_supported(index, op.code(), dtype.code()).ok()
+            })
+        })
     }
 
     fn memory_kinds(&self, index: usize) -> Vec<MemoryKind> {
@@ -721,7 +733,9 @@ impl Backend for PluginBackend {
         }
         // The plugin may free a buffer only once no enqueued work uses it
         // (the `free` contract); waiting here would serialise the host with
-        // every stream, so the free waits in a list instead.
+        // every stream, so the free waits in a list instead, which the next
+        // allocation or synchronisation goes through (the work this buffer
+        // was just used for has rarely finished yet).
         self.deferred
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -729,7 +743,6 @@ impl Backend for PluginBackend {
                 _allocation: allocation,
                 pending,
             });
-        self.collect_deferred(false);
     }
 
     fn default_stream(&self, index: usize) -> Result<Stream> {

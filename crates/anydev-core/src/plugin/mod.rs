@@ -16,6 +16,7 @@ mod discovery;
 mod instance;
 mod library;
 mod manifest;
+mod support;
 mod watch;
 
 pub use discovery::{discover, Discovery, Entry, PluginConfig, PluginSpec};
