@@ -8,6 +8,7 @@ use crate::memory::{self, SimBuffer, View};
 use anydev_kernels::KernelError;
 use anydev_ops::{DType, Op, TensorDType};
 use anydev_plugin::{MemoryKind, PluginError, PluginTensor, Result};
+use smallvec::SmallVec;
 
 /// Where `device`'s kernels may read and write: its own memory, memory
 /// every device reaches (managed, pinned and imported host memory), and
@@ -36,8 +37,8 @@ impl Reach {
 /// operands named by their index in `views`, and a reduction's axes.
 pub struct ExecJob {
     op: Op<'static, usize>,
-    axes: Box<[usize]>,
-    views: Vec<View>,
+    axes: SmallVec<[usize; 4]>,
+    views: SmallVec<[View; 4]>,
 }
 
 /// Checks `op` for `reach.device`, refusing `refused` dtypes anywhere in
@@ -56,18 +57,14 @@ pub fn prepare(reach: &Reach, refused: &[DType], op: &Op<'_, PluginTensor<'_, Si
             KernelError::Unsupported { op: code, dtype }.to_string(),
         ));
     }
-    let mut views = Vec::with_capacity(4);
+    let mut views = SmallVec::new();
     let indexed = op.try_map(|t| {
         reach.check(t.buffer)?;
         views.push(View::new(t)?);
         Ok::<_, PluginError>(views.len() - 1)
     })?;
     let (op, axes) = detach(indexed);
-    Ok(ExecJob {
-        op,
-        axes: axes.into(),
-        views,
-    })
+    Ok(ExecJob { op, axes, views })
 }
 
 impl ExecJob {
@@ -85,11 +82,11 @@ impl ExecJob {
 
 /// The op without the caller's borrow: a reduction's axes move out (put
 /// back by [`ExecJob::run`]); every other field is plain data.
-fn detach(op: Op<'_, usize>) -> (Op<'static, usize>, Vec<usize>) {
-    let mut axes = Vec::new();
+fn detach(op: Op<'_, usize>) -> (Op<'static, usize>, SmallVec<[usize; 4]>) {
+    let mut axes = SmallVec::new();
     let op = match op {
         Op::Reduce { op, x, axes: a, out } => {
-            axes = a.to_vec();
+            axes = SmallVec::from_slice(a);
             Op::Reduce { op, x, axes: &[], out }
         }
         Op::Unary { op, x, out } => Op::Unary { op, x, out },

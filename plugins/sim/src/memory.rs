@@ -13,6 +13,7 @@
 use anydev_kernels::{HostTensor, KernelError};
 use anydev_ops::{DType, Op};
 use anydev_plugin::{ForeignMemory, MemoryKind, MemoryStats, PluginError, PluginTensor, Result};
+use smallvec::SmallVec;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -296,9 +297,14 @@ pub struct View {
     buffer: SimBuffer,
     byte_offset: usize,
     dtype: DType,
-    shape: Box<[usize]>,
-    strides: Box<[isize]>,
+    shape: SmallVec<[usize; INLINE_DIMS]>,
+    strides: SmallVec<[isize; INLINE_DIMS]>,
 }
+
+/// Dimensions a [`View`] holds without a heap block: views are made on the
+/// enqueuing thread and dropped on the stream's worker, and each block freed
+/// across threads contends for the allocator.
+const INLINE_DIMS: usize = 6;
 
 impl View {
     /// An owned copy of `t` after checking that every byte it can touch
@@ -313,8 +319,8 @@ impl View {
             buffer: t.buffer.clone(),
             byte_offset: t.byte_offset,
             dtype: t.dtype,
-            shape: t.shape.into(),
-            strides: t.strides.into(),
+            shape: SmallVec::from_slice(t.shape),
+            strides: SmallVec::from_slice(t.strides),
         })
     }
 

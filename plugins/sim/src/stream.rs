@@ -14,24 +14,64 @@
 use anydev_plugin::{PluginError, Result};
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// How long a thread about to sleep until another acts (a worker out of
+/// jobs, a host waiting for one) first watches for it: longer than the
+/// host takes to enqueue a small op or the worker to run one.
+const WATCH: Duration = Duration::from_micros(20);
+
+/// Watches, without a lock, for `done` to hold, for at most [`WATCH`];
+/// returns whether it did. A thread that sees the other side act within
+/// that time makes no system call to sleep, and the other side none to
+/// wake it: on a virtual machine a wake-up costs tens of microseconds, as
+/// much as the small op itself. GPU drivers spin on their queues before
+/// they block for the same reason. Not on a single core, where watching
+/// would only delay the other side.
+fn watch(done: impl Fn() -> bool) -> bool {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if cores < 2 {
+        return done();
+    }
+    let start = Instant::now();
+    while !done() {
+        if start.elapsed() >= WATCH {
+            return false;
+        }
+        for _ in 0..64 {
+            std::hint::spin_loop();
+        }
+    }
+    true
+}
 
 /// Work of a stream.
 pub enum Job {
     /// Device work (an op, a fill, a copy), named for error messages. It
     /// owns what it touches and sleeps the stream's delay before it runs.
-    Work {
-        what: &'static str,
-        run: Box<dyn FnOnce() -> Result<()> + Send>,
-    },
+    Work { what: &'static str, run: Box<dyn Work> },
     /// Holds the stream until the event has completed (`wait_event`).
     Wait(SimEvent),
     /// Holds the stream while the host reads memory (`copy_to_host`).
     Gate(Arc<Gate>),
-    /// Notes the time the stream reaches it, for a timed event.
-    Stamp(Arc<OnceLock<Instant>>),
+}
+
+/// Device work, run once by the worker. The box then goes back, empty, to
+/// the thread that enqueues next (`Queue::spent`): glibc's allocator locks
+/// the arena of the thread that allocated a block to free it elsewhere, so
+/// a worker freeing every job made the host wait for its own allocator.
+pub trait Work: Send {
+    fn run_once(&mut self) -> Result<()>;
+}
+
+impl<F: FnOnce() -> Result<()> + Send> Work for Option<F> {
+    fn run_once(&mut self) -> Result<()> {
+        self.take().map_or(Ok(()), |run| run())
+    }
 }
 
 /// The first job failure not yet reported.
@@ -48,6 +88,17 @@ struct Queue {
     /// Set when the stream is destroyed: the worker finishes what is queued
     /// and exits, and nothing more may be enqueued.
     closed: bool,
+    /// Whether the worker is asleep on `work`. Only then does an enqueue
+    /// wake it: a futex wake is a system call, and a busy worker would pay
+    /// for one per job.
+    worker_asleep: bool,
+    /// Threads asleep on `progress`; the worker signals it only for them.
+    waiters: usize,
+    /// Times to note when the stream finishes a job, for timed events:
+    /// (job number, its time), in job order.
+    stamps: VecDeque<(u64, Arc<OnceLock<Instant>>)>,
+    /// Work the worker has run, for the next enqueue to free (see [`Work`]).
+    spent: Vec<Box<dyn Work>>,
 }
 
 /// The state a stream shares with its worker, its events and its device's
@@ -57,6 +108,12 @@ pub struct StreamState {
     id: u64,
     delay: Duration,
     queue: Mutex<Queue>,
+    /// `submitted`, readable without the lock, for a worker watching for
+    /// the next job.
+    enqueued: AtomicU64,
+    /// `completed`, readable without the lock, for a host watching for a
+    /// job to finish.
+    finished: AtomicU64,
     /// Signalled when a job is enqueued or the stream closes.
     work: Condvar,
     /// Signalled whenever `completed` advances.
@@ -84,7 +141,13 @@ impl StreamState {
                 completed: 0,
                 failure: None,
                 closed: false,
+                worker_asleep: false,
+                waiters: 0,
+                stamps: VecDeque::new(),
+                spent: Vec::new(),
             }),
+            enqueued: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
             work: Condvar::new(),
             progress: Condvar::new(),
             worker: Mutex::new(None),
@@ -107,6 +170,7 @@ impl StreamState {
         loop {
             let job = {
                 let mut queue = lock(&self.queue);
+                let mut watched = false;
                 loop {
                     if let Some(job) = queue.jobs.pop_front() {
                         break job;
@@ -114,30 +178,52 @@ impl StreamState {
                     if queue.closed {
                         return;
                     }
+                    if !watched {
+                        watched = true;
+                        let seen = queue.submitted;
+                        drop(queue);
+                        watch(|| self.enqueued.load(Ordering::Acquire) != seen);
+                        queue = lock(&self.queue);
+                        continue;
+                    }
+                    queue.worker_asleep = true;
                     queue = self.work.wait(queue).unwrap_or_else(PoisonError::into_inner);
+                    queue.worker_asleep = false;
                 }
             };
-            let outcome = self.run(job);
+            let (outcome, spent) = self.run(job);
             let mut queue = lock(&self.queue);
+            queue.spent.extend(spent);
             queue.completed += 1;
-            if let Err(error) = outcome {
-                if queue.failure.is_none() {
-                    let job = queue.completed;
-                    queue.failure = Some(Failure { job, error });
+            let completed = queue.completed;
+            self.finished.store(completed, Ordering::Release);
+            while queue.stamps.front().is_some_and(|(job, _)| *job <= completed) {
+                if let Some((_, at)) = queue.stamps.pop_front() {
+                    // Set once: the worker is the only writer.
+                    let _ = at.set(Instant::now());
                 }
             }
+            if let Err(error) = outcome {
+                if queue.failure.is_none() {
+                    queue.failure = Some(Failure { job: completed, error });
+                }
+            }
+            let anyone_waits = queue.waiters > 0;
             drop(queue);
-            self.progress.notify_all();
+            if anyone_waits {
+                self.progress.notify_all();
+            }
         }
     }
 
-    fn run(&self, job: Job) -> Result<()> {
+    /// Runs `job`; returns its outcome and, for device work, the spent box.
+    fn run(&self, job: Job) -> (Result<()>, Option<Box<dyn Work>>) {
         match job {
-            Job::Work { what, run } => {
+            Job::Work { what, mut run } => {
                 if !self.delay.is_zero() {
                     std::thread::sleep(self.delay);
                 }
-                let outcome = catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+                let outcome = catch_unwind(AssertUnwindSafe(|| run.run_once())).unwrap_or_else(|panic| {
                     let message = panic
                         .downcast_ref::<&str>()
                         .map(|s| s.to_string())
@@ -145,7 +231,7 @@ impl StreamState {
                         .unwrap_or_else(|| "a panic".to_owned());
                     Err(PluginError::internal(message))
                 });
-                outcome.map_err(|e| {
+                let outcome = outcome.map_err(|e| {
                     PluginError::new(
                         e.code,
                         format!(
@@ -153,54 +239,58 @@ impl StreamState {
                             self.device, self.id, e.message
                         ),
                     )
-                })
+                });
+                (outcome, Some(run))
             }
             Job::Wait(event) => {
                 event.stream.wait_for(event.job);
-                Ok(())
+                (Ok(()), None)
             }
             Job::Gate(gate) => {
                 gate.open_and_wait();
-                Ok(())
-            }
-            Job::Stamp(at) => {
-                // Set once: this job is the only writer.
-                let _ = at.set(Instant::now());
-                Ok(())
+                (Ok(()), None)
             }
         }
     }
 
     /// The point after everything enqueued so far, and the time the stream
-    /// reaches it: now when it has nothing pending, else when a time stamp
-    /// enqueued behind the pending work runs.
+    /// reaches it: now when it has nothing pending, else when the worker
+    /// finishes the last job enqueued.
     fn mark(&self) -> Result<(u64, Arc<OnceLock<Instant>>)> {
         let at = Arc::new(OnceLock::new());
-        {
-            let queue = lock(&self.queue);
-            if queue.completed == queue.submitted {
-                let _ = at.set(Instant::now());
-                return Ok((queue.submitted, at));
-            }
+        let mut queue = lock(&self.queue);
+        if queue.closed {
+            return Err(self.destroyed());
         }
-        let job = self.enqueue(Job::Stamp(Arc::clone(&at)))?;
+        let job = queue.submitted;
+        if queue.completed == job {
+            let _ = at.set(Instant::now());
+        } else {
+            queue.stamps.push_back((job, Arc::clone(&at)));
+        }
         Ok((job, at))
+    }
+
+    fn destroyed(&self) -> PluginError {
+        PluginError::invalid_argument(format!("sim:{} stream {} is destroyed", self.device, self.id))
     }
 
     /// Appends `job`; returns its number.
     pub fn enqueue(&self, job: Job) -> Result<u64> {
         let mut queue = lock(&self.queue);
         if queue.closed {
-            return Err(PluginError::invalid_argument(format!(
-                "sim:{} stream {} is destroyed",
-                self.device, self.id
-            )));
+            return Err(self.destroyed());
         }
+        queue.spent.clear();
         queue.jobs.push_back(job);
         queue.submitted += 1;
         let number = queue.submitted;
+        self.enqueued.store(number, Ordering::Release);
+        let asleep = queue.worker_asleep;
         drop(queue);
-        self.work.notify_one();
+        if asleep {
+            self.work.notify_one();
+        }
         Ok(number)
     }
 
@@ -208,7 +298,7 @@ impl StreamState {
     pub fn submit(&self, what: &'static str, run: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
         self.enqueue(Job::Work {
             what,
-            run: Box::new(run),
+            run: Box::new(Some(run)),
         })
         .map(drop)
     }
@@ -224,10 +314,15 @@ impl StreamState {
 
     /// Blocks until job `job` has completed.
     fn wait_for(&self, job: u64) {
+        if watch(|| self.finished.load(Ordering::Acquire) >= job) {
+            return;
+        }
         let mut queue = lock(&self.queue);
+        queue.waiters += 1;
         while queue.completed < job {
             queue = self.progress.wait(queue).unwrap_or_else(PoisonError::into_inner);
         }
+        queue.waiters -= 1;
     }
 
     /// The failure of a job numbered `job` or earlier, taken so that it is
@@ -326,33 +421,48 @@ impl SimEvent {
 }
 
 /// A rendezvous between a worker and a thread that reads at the worker's
-/// position: the worker opens it and waits until it is released.
+/// position: the worker opens it and waits until it is released. Each
+/// side watches for the other before it sleeps (see [`watch`]).
 #[derive(Default)]
 pub struct Gate {
-    state: Mutex<(bool, bool)>,
+    opened: AtomicBool,
+    released: AtomicBool,
+    lock: Mutex<()>,
     changed: Condvar,
 }
 
 impl Gate {
     fn open_and_wait(&self) {
-        let mut state = lock(&self.state);
-        state.0 = true;
-        self.changed.notify_all();
-        while !state.1 {
-            state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
-        }
+        self.set(&self.opened);
+        self.wait(&self.released);
     }
 
     fn wait_open(&self) {
-        let mut state = lock(&self.state);
-        while !state.0 {
-            state = self.changed.wait(state).unwrap_or_else(PoisonError::into_inner);
-        }
+        self.wait(&self.opened);
     }
 
     fn release(&self) {
-        lock(&self.state).1 = true;
+        self.set(&self.released);
+    }
+
+    fn set(&self, flag: &AtomicBool) {
+        {
+            // Under the lock, so that a side about to sleep either sees the
+            // flag or is asleep when the notification comes.
+            let _guard = lock(&self.lock);
+            flag.store(true, Ordering::Release);
+        }
         self.changed.notify_all();
+    }
+
+    fn wait(&self, flag: &AtomicBool) {
+        if watch(|| flag.load(Ordering::Acquire)) {
+            return;
+        }
+        let mut guard = lock(&self.lock);
+        while !flag.load(Ordering::Acquire) {
+            guard = self.changed.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        }
     }
 }
 
