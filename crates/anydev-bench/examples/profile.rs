@@ -1,13 +1,15 @@
-//! A fixed loop of one op on `cpu:0`, for profilers that need a plain
-//! process rather than a benchmark harness:
+//! A fixed loop of one op on one device (`cpu:0` unless named), for
+//! profilers that need a plain process rather than a benchmark harness:
 //!
 //! ```sh
 //! cargo build --release -p anydev-bench --example profile
 //! valgrind --tool=callgrind target/release/examples/profile add 10000000 3
 //! ```
 //!
-//! Arguments: op (`add`, `exp`, `sum`, `matmul`), size (elements, or `n`
-//! of an `n x n` matmul), calls.
+//! Arguments: op (`add`, `exp`, `sum`, `matmul`, `to_cpu`), size (elements, or `n`
+//! of an `n x n` matmul), calls, device (a plugin's through
+//! `ANYDEV_PLUGINS`). The loop ends with a synchronisation of the device,
+//! so asynchronous devices are timed to completion.
 
 use anydev_bench::Pair;
 
@@ -16,8 +18,19 @@ fn main() {
     let op = args.get(1).map_or("add", String::as_str);
     let size: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
     let calls: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let device: anydev::Device = args
+        .get(4)
+        .map_or("cpu:0", String::as_str)
+        .parse()
+        .expect("a device name");
     let shape = if op == "matmul" { vec![size, size] } else { vec![size] };
-    let (x, y) = (Pair::new(&shape, 1).anydev, Pair::new(&shape, 2).anydev);
+    let on_device = |seed| {
+        Pair::new(&shape, seed)
+            .anydev
+            .to_device(device)
+            .expect("the device holds the inputs")
+    };
+    let (x, y) = (on_device(1), on_device(2));
     let start = std::time::Instant::now();
     for _ in 0..calls {
         let out = match op {
@@ -25,10 +38,12 @@ fn main() {
             "exp" => x.exp(),
             "sum" => x.sum(anydev::ALL, false),
             "matmul" => x.matmul(&y),
+            "to_cpu" => x.to_device(anydev::Device::cpu()),
             other => panic!("unknown op {other}"),
         };
         std::hint::black_box(out.expect("the op runs"));
     }
+    anydev::accelerator::synchronize(device).expect("the device finishes");
     let per_call = start.elapsed().as_secs_f64() / calls as f64;
     println!("{op} {size}: {:.3} us per call", per_call * 1e6);
 }

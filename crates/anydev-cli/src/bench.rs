@@ -190,7 +190,9 @@ impl<'p> DeviceBench<'p> {
             .properties(self.device)
             .map_or_else(|e| format!("({e})"), |p| p.name);
         let (device, copy) = (self.device, self.plan.copy_elements);
-        let copy = copy.min(self.max_allocation.unwrap_or(usize::MAX) / 4);
+        // Two f32 buffers of at most half the largest allocation each: a
+        // device whose whole memory is one allocation still holds both.
+        let copy = copy.min(self.max_allocation.unwrap_or(usize::MAX) / 8);
         emit(self.case(Op::Memcpy, copy, || {
             let b = baseline::Baseline::new(device, copy)?;
             Ok(Box::new(move || b.call()))

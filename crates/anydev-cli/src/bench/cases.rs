@@ -96,15 +96,25 @@ pub struct Inputs {
 
 impl Inputs {
     /// Two vectors of `n` values in [0.5, 1.5) (no overflow in `exp`, no
-    /// division by zero), or two `n x n` matrices for matmul.
+    /// division by zero), or two `n x n` matrices for matmul. They are drawn
+    /// on the host and copied over, so a device that has no random numbers
+    /// (a plugin with a few ops) is measured all the same.
     pub fn new(device: Device, shape: &[usize], host: Device) -> Result<Inputs> {
-        let make = || anydev::random_uniform(shape, 0.5, 1.5, (DType::F32, device));
-        let x = make()?;
-        let host_x = if device == host { None } else { Some(x.to_device(host)?) };
+        let draw = || anydev::random_uniform(shape, 0.5, 1.5, (DType::F32, host));
+        let (host_x, host_y) = (draw()?, draw()?);
+        if device == host {
+            return Ok(Inputs {
+                x: host_x,
+                y: host_y,
+                host_x: None,
+                device,
+                host,
+            });
+        }
         Ok(Inputs {
-            y: make()?,
-            x,
-            host_x,
+            x: host_x.to_device(device)?,
+            y: host_y.to_device(device)?,
+            host_x: Some(host_x),
             device,
             host,
         })
