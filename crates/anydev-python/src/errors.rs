@@ -1,7 +1,8 @@
 //! anydev errors as the exceptions Python users expect, and the one way
-//! this crate calls into anydev: [`compute`], with the GIL released.
+//! this crate calls into anydev: [`compute`], with the GIL released (or,
+//! for a small op on the host, [`compute_elementwise`], with it held).
 
-use anydev::Error;
+use anydev::{Array, Device, Error};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -43,7 +44,55 @@ pub fn to_py(e: Error) -> PyErr {
 /// GIL released, so that other Python threads run meanwhile, and turns its
 /// error, or a panic, into a Python exception instead of a crash.
 pub fn compute<T: Send>(py: Python<'_>, f: impl FnOnce() -> anydev::Result<T> + Send) -> PyResult<T> {
-    match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
+    settle(py.detach(|| catch_unwind(AssertUnwindSafe(f))))
+}
+
+/// Elements up to which an elementwise op or reduction on `cpu:0` runs with
+/// the GIL held. Releasing and retaking the GIL costs about as much as
+/// such an op, and another thread gains nothing from so short a pause;
+/// NumPy draws its line at 500 elements too.
+const SMALL_HOST_OP: usize = 500;
+
+/// As [`compute`], for an elementwise op or a reduction whose array
+/// operands are `arrays` (`None` for a Python scalar): when they all live on
+/// `cpu:0` and broadcast to at most [`SMALL_HOST_OP`] elements, `f` runs
+/// with the GIL held.
+pub fn compute_elementwise<T: Send>(
+    py: Python<'_>,
+    arrays: &[Option<&Array>],
+    f: impl FnOnce() -> anydev::Result<T> + Send,
+) -> PyResult<T> {
+    if small_on_host(arrays) {
+        settle(catch_unwind(AssertUnwindSafe(f)))
+    } else {
+        compute(py, f)
+    }
+}
+
+/// Whether `arrays` are on `cpu:0` and their broadcast shape has at most
+/// [`SMALL_HOST_OP`] elements (shapes that do not broadcast count too: the
+/// op fails at once).
+fn small_on_host(arrays: &[Option<&Array>]) -> bool {
+    let arrays = || arrays.iter().flatten();
+    let host = Device::cpu();
+    if !arrays().all(|a| a.device() == host) {
+        return false;
+    }
+    let ndim = arrays().map(|a| a.ndim()).max().unwrap_or(0);
+    let mut elements = 1usize;
+    for axis in 0..ndim {
+        let extent = arrays()
+            .filter_map(|a| a.shape().len().checked_sub(ndim - axis).map(|i| a.shape()[i]))
+            .max()
+            .unwrap_or(1);
+        elements = elements.saturating_mul(extent);
+    }
+    elements <= SMALL_HOST_OP
+}
+
+/// The outcome of a guarded call as a Python result.
+fn settle<T>(outcome: std::thread::Result<anydev::Result<T>>) -> PyResult<T> {
+    match outcome {
         Ok(result) => result.map_err(to_py),
         Err(payload) => {
             let message = payload

@@ -23,6 +23,14 @@ impl Operand {
             Operand::Scalar(w) => Arg::Scalar(*w),
         }
     }
+
+    /// The array, when it is one.
+    pub fn array(&self) -> Option<&Array> {
+        match self {
+            Operand::Array(a) => Some(a),
+            Operand::Scalar(_) => None,
+        }
+    }
 }
 
 /// A Python `bool`, `int`, `float` or `complex` as a weak scalar, or

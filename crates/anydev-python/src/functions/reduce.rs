@@ -3,7 +3,7 @@
 use super::axes_arg;
 use crate::array::PyArray;
 use crate::dtype::PyDType;
-use crate::errors::compute;
+use crate::errors::{compute, compute_elementwise};
 use crate::operand::array_arg;
 use anydev::{Array, Axes};
 use pyo3::prelude::*;
@@ -31,7 +31,7 @@ macro_rules! reductions {
             #[pyo3(signature = (x, /, *, axis = None, dtype = None, keepdims = false))]
             fn $d(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>, keepdims: bool) -> PyResult<PyArray> {
                 let (x, axes) = (array_arg(x)?, axes(axis)?);
-                compute(py, || anydev::$d(&in_dtype(x, dtype)?, axes, keepdims)).map(PyArray::from)
+                compute_elementwise(py, &[Some(&x)], || anydev::$d(&in_dtype(x.clone(), dtype)?, axes, keepdims)).map(PyArray::from)
             }
         )*
         $(
@@ -39,7 +39,7 @@ macro_rules! reductions {
             #[pyo3(signature = (x, /, *, axis = None, keepdims = false))]
             fn $p(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
                 let (x, axes) = (array_arg(x)?, axes(axis)?);
-                compute(py, || anydev::$p(&x, axes, keepdims)).map(PyArray::from)
+                compute_elementwise(py, &[Some(&x)], || anydev::$p(&x, axes, keepdims)).map(PyArray::from)
             }
         )*
     };
