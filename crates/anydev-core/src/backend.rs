@@ -152,6 +152,14 @@ pub trait Backend: Send + Sync + 'static {
         ))
     }
 
+    /// Whether device `index` frees in stream order (the capability
+    /// [`keys::STREAM_ORDERED_FREE`]): a buffer dropped while this
+    /// backend's queued work still uses it is then released at once, with
+    /// no events recorded for those uses.
+    fn frees_in_stream_order(&self, _index: usize) -> bool {
+        false
+    }
+
     /// Frees `allocation` once the `pending` events, recorded after the
     /// last work of this backend that uses it, have completed. The default
     /// waits for them here; a backend with a stream-ordered allocator

@@ -47,6 +47,11 @@ pub mod keys {
     /// `Bool`: events recorded on the device measure the time between
     /// them ([`crate::Backend::event_elapsed`]).
     pub const EVENT_TIMING: &str = "event_timing";
+    /// `Bool`: the device may be handed the free of a buffer that queued
+    /// work still uses, and keeps the memory until that work is done (a
+    /// stream-ordered allocator), so the host frees at once instead of
+    /// recording events and holding the buffer until they complete.
+    pub const STREAM_ORDERED_FREE: &str = "stream_ordered_free";
 
     /// Every standard key, for documentation and validation.
     pub const ALL: &[&str] = &[
@@ -64,6 +69,7 @@ pub mod keys {
         ASYNC_EXECUTION,
         SOFTWARE,
         EVENT_TIMING,
+        STREAM_ORDERED_FREE,
         MANAGED_PREFETCH,
     ];
 }

@@ -319,7 +319,8 @@ impl Buffer {
 impl Drop for Buffer {
     /// Frees only after every pending use: uses by the backend that owns the
     /// handle are handed to [`Backend::release`] (which may defer the free
-    /// to the backend's own stream order); uses by other backends, and all
+    /// to the backend's own stream order), or need nothing at all on a
+    /// device that frees in stream order; uses by other backends, and all
     /// uses of a mapping, are waited for here, since the memory they touch
     /// may be gone the moment this returns.
     fn drop(&mut self) {
@@ -329,7 +330,8 @@ impl Drop for Buffer {
         let mut own = Vec::new();
         let mut failed = false;
         let mapping = self.is_mapping();
-        for (backend, event) in self.usage().drain() {
+        let stream_ordered = !mapping && self.backend.frees_in_stream_order(self.device.index());
+        for (backend, event) in self.usage().drain(stream_ordered.then_some(&self.backend)) {
             let same = std::ptr::addr_eq(Arc::as_ptr(&backend), Arc::as_ptr(&self.backend));
             match event {
                 Ok(event) if same && !mapping => own.push(event),

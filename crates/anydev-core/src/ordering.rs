@@ -166,16 +166,18 @@ impl Usage {
     }
 
     /// Takes every pending use, each with an event after it, for a buffer
-    /// being freed. Empty when nothing is pending.
+    /// being freed; uses by `stream_ordered` (a backend that frees in
+    /// stream order) are dropped without one. Empty when nothing else is
+    /// pending.
     #[inline]
-    pub(crate) fn drain(&self) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
+    pub(crate) fn drain(&self, stream_ordered: Option<&Arc<dyn Backend>>) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
         if !self.tracked.load(Ordering::Acquire) {
             return Vec::new();
         }
-        self.drain_pending()
+        self.drain_pending(stream_ordered)
     }
 
-    fn drain_pending(&self) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
+    fn drain_pending(&self, stream_ordered: Option<&Arc<dyn Backend>>) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
         let mut guard = self.lock();
         let Some(pending) = guard.as_deref_mut() else {
             return Vec::new();
@@ -185,6 +187,7 @@ impl Usage {
             .take()
             .into_iter()
             .chain(reads.drain(..))
+            .filter(|used| !stream_ordered.is_some_and(|backend| used.same_backend(backend)))
             .map(|mut used| {
                 let event = used.event();
                 (used.backend, event)

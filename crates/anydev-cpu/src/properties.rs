@@ -55,6 +55,8 @@ pub fn host_capabilities(properties: &DeviceProperties) -> Capabilities {
         .set(keys::ASYNC_EXECUTION, CapValue::Bool(false))
         .set(keys::SOFTWARE, CapValue::Bool(false))
         .set(keys::EVENT_TIMING, CapValue::Bool(true))
+        // Work is done when the call returns: nothing is queued to free after.
+        .set(keys::STREAM_ORDERED_FREE, CapValue::Bool(false))
         // Host memory has no pages to move.
         .set(keys::MANAGED_PREFETCH, CapValue::Bool(false))
         .set("cpu.arch", CapValue::Str(std::env::consts::ARCH.to_owned()));

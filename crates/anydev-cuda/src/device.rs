@@ -230,6 +230,9 @@ impl CudaDevice {
         caps.set(keys::ASYNC_EXECUTION, CapValue::Bool(true));
         caps.set(keys::SOFTWARE, CapValue::Bool(false));
         caps.set(keys::EVENT_TIMING, CapValue::Bool(true));
+        // Frees wait in the default stream for events of the other streams
+        // (`release`); the host still records them.
+        caps.set(keys::STREAM_ORDERED_FREE, CapValue::Bool(false));
         // The driver prefetches and takes advice only where the device
         // accesses managed memory concurrently with the host.
         caps.set(keys::MANAGED_PREFETCH, CapValue::Bool(self.concurrent_managed_access));

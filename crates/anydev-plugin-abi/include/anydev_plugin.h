@@ -325,6 +325,11 @@ typedef struct AnydevDeviceProperties {
  *                                                            the CPU unless its manifest sets priority
  *   event_timing                BOOL      0                  event_elapsed measures the time between two
  *                                                            events (ABI 1.5)
+ *   stream_ordered_free         BOOL      0                  free may be called while queued work still
+ *                                                            uses the buffer: the device keeps the memory
+ *                                                            (and counts it in memory_stats) until that
+ *                                                            work is done, so the host frees at once
+ *                                                            instead of waiting for events first
  *   managed_prefetch            BOOL      0                  prefetch and advice on managed memory take
  *                                                            effect (host-side backends only, for now:
  *                                                            a plugin reports 0)
@@ -663,7 +668,9 @@ typedef struct AnydevPluginApi {
    * the host until free. ANYDEV_ERROR_OUT_OF_MEMORY when it does not fit. */
   AnydevStatus (*allocate)(AnydevContext *context, AnydevDevice *device, uint64_t size,
                            uint32_t memory_kind, AnydevBuffer **out_buffer);
-  /* REQUIRED. Frees a buffer (takes ownership) once no enqueued work uses it. */
+  /* REQUIRED. Frees a buffer (takes ownership). The host calls it once no enqueued
+   * work uses the buffer, or at once on a device whose capabilities say
+   * stream_ordered_free, which then keeps the memory until that work is done. */
   AnydevStatus (*free)(AnydevContext *context, AnydevBuffer *buffer);
   /* REQUIRED. Fills *out (host-allocated, struct_size set). */
   AnydevStatus (*memory_stats)(AnydevContext *context, AnydevDevice *device, AnydevMemoryStats *out);

@@ -132,6 +132,7 @@ impl GpuDevice {
             .set(keys::PEER_DEVICES, CapValue::StrList(Vec::new()))
             .set(keys::ASYNC_EXECUTION, CapValue::Bool(true))
             .set(keys::EVENT_TIMING, CapValue::Bool(self.timestamps))
+            .set(keys::STREAM_ORDERED_FREE, CapValue::Bool(false))
             .set(keys::MANAGED_PREFETCH, CapValue::Bool(false))
             .set(
                 keys::SOFTWARE,

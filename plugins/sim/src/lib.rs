@@ -180,6 +180,9 @@ impl Plugin for Sim {
             // over the CPU unless asked for.
             ("software", AttrValue::Bool(true)),
             ("event_timing", AttrValue::Bool(true)),
+            // A job holds the blocks it uses, so a buffer freed while queued
+            // work still uses it lives until that work is done.
+            ("stream_ordered_free", AttrValue::Bool(true)),
             ("sim.peer_access", AttrValue::Bool(self.config.peer_access)),
             ("sim.device_count", AttrValue::I64(self.memories.len() as i64)),
             ("sim.unified", AttrValue::Bool(unified)),

@@ -175,6 +175,8 @@ pub struct PluginBackend {
     extension_ops: Vec<Vec<String>>,
     /// Per device, its `op_supported` answers.
     support: Vec<SupportCache>,
+    /// Per device, whether it frees in stream order (read at load).
+    stream_ordered: Vec<bool>,
     deferred: Mutex<Vec<DeferredFree>>,
 }
 
@@ -205,10 +207,13 @@ impl PluginBackend {
             default_streams: Vec::new(),
             extension_ops: Vec::new(),
             support: Vec::new(),
+            stream_ordered: Vec::new(),
             deferred: Mutex::new(Vec::new()),
         };
         for index in 0..backend.device_count() {
             backend.support.push(SupportCache::new());
+            let caps = backend.plugin_capabilities(index)?;
+            backend.stream_ordered.push(caps.flag(keys::STREAM_ORDERED_FREE));
             let stream = backend.new_stream(index)?;
             backend.default_streams.push(stream);
             let ops = backend.instance().extension_ops(index).map_err(|e| backend.error(e))?;
@@ -293,6 +298,18 @@ impl PluginBackend {
             .take_while(|free| free.pending.iter().all(|e| self.query_event(e).unwrap_or(false)))
             .count();
         deferred.drain(..completed);
+    }
+
+    /// Lets every free made so far happen: waits for the deferred ones and,
+    /// on a device that frees in stream order, for the device, which holds
+    /// freed memory until the work queued before the free is done. A queued
+    /// op that failed is reported here, as by any call that waits for it.
+    fn settle_frees(&self, index: usize) -> Result<()> {
+        self.collect_deferred(true);
+        if self.frees_in_stream_order(index) {
+            self.instance().device_synchronize(index).map_err(|e| self.error(e))?;
+        }
+        Ok(())
     }
 
     fn wrap_buffer(&self, handle: *mut AnydevBuffer, host_ptr: *mut u8) -> Box<dyn Allocation> {
@@ -578,6 +595,7 @@ impl Backend for PluginBackend {
             keys::HOST_ACCESSIBLE_MEMORY,
             keys::ASYNC_EXECUTION,
             keys::SOFTWARE,
+            keys::STREAM_ORDERED_FREE,
         ] {
             if caps.get(key).is_none() {
                 caps.set(key, CapValue::Bool(false));
@@ -621,6 +639,10 @@ impl Backend for PluginBackend {
         })
     }
 
+    fn frees_in_stream_order(&self, index: usize) -> bool {
+        self.stream_ordered.get(index).copied().unwrap_or(false)
+    }
+
     fn memory_kinds(&self, index: usize) -> Vec<MemoryKind> {
         if index >= self.device_count() {
             return Vec::new();
@@ -638,9 +660,11 @@ impl Backend for PluginBackend {
         self.check_index(index)?;
         self.collect_deferred(false);
         let mut result = self.instance().allocate(index, bytes, memory_kind_code(kind));
-        if matches!(&result, Err(e) if e.code == ErrorCode::OutOfMemory) && !self.deferred_is_empty() {
+        if matches!(&result, Err(e) if e.code == ErrorCode::OutOfMemory)
+            && (!self.deferred_is_empty() || self.frees_in_stream_order(index))
+        {
             // Frees still waiting for streams may be all that is missing.
-            self.collect_deferred(true);
+            self.settle_frees(index)?;
             result = self.instance().allocate(index, bytes, memory_kind_code(kind));
         }
         match result {
@@ -665,7 +689,7 @@ impl Backend for PluginBackend {
         self.check_index(index)?;
         // Report memory as it is once pending frees have happened, so the
         // numbers do not depend on how far the streams have got.
-        self.collect_deferred(true);
+        self.settle_frees(index)?;
         let raw = self.instance().memory_stats(index).map_err(|e| self.error(e))?;
         let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         let known = |v: u64| (v != ANYDEV_UNKNOWN_BYTES).then(|| size(v));
@@ -697,9 +721,9 @@ impl Backend for PluginBackend {
 
     fn empty_cache(&self, index: usize) -> Result<()> {
         self.check_index(index)?;
-        // Frees the host deferred until their work completed first, so
-        // that what the plugin caches includes them.
-        self.collect_deferred(true);
+        // Lets pending frees happen first, so that what the plugin caches
+        // includes them.
+        self.settle_frees(index)?;
         self.instance().empty_cache(index).map_err(|e| self.error(e))
     }
 
