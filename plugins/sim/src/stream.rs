@@ -53,26 +53,21 @@ fn watch(done: impl Fn() -> bool) -> bool {
 pub enum Job {
     /// Device work (an op, a fill, a copy), named for error messages. It
     /// owns what it touches and sleeps the stream's delay before it runs.
-    Work { what: &'static str, run: Box<dyn Work> },
+    Work { what: &'static str, run: Work },
     /// Holds the stream until the event has completed (`wait_event`).
     Wait(SimEvent),
     /// Holds the stream while the host reads memory (`copy_to_host`).
     Gate(Arc<Gate>),
 }
 
-/// Device work, run once by the worker. The box then goes back, empty, to
-/// the thread that enqueues next (`Queue::spent`): glibc's allocator locks
-/// the arena of the thread that allocated a block to free it elsewhere, so
-/// a worker freeing every job made the host wait for its own allocator.
-pub trait Work: Send {
-    fn run_once(&mut self) -> Result<()>;
-}
-
-impl<F: FnOnce() -> Result<()> + Send> Work for Option<F> {
-    fn run_once(&mut self) -> Result<()> {
-        self.take().map_or(Ok(()), |run| run())
-    }
-}
+/// Device work, run once by the worker. It is dropped, with everything it
+/// owns (the blocks of buffers the host has already freed included), by
+/// the next thread that enqueues on the stream or synchronises with it
+/// (`Queue::spent`), not by the worker: glibc's allocator locks the arena
+/// of the thread that allocated a block to free it anywhere else, so a
+/// worker freeing what the host allocated made the host's next allocation
+/// wait.
+type Work = Box<dyn FnMut() -> Result<()> + Send>;
 
 /// The first job failure not yet reported.
 struct Failure {
@@ -97,8 +92,9 @@ struct Queue {
     /// Times to note when the stream finishes a job, for timed events:
     /// (job number, its time), in job order.
     stamps: VecDeque<(u64, Arc<OnceLock<Instant>>)>,
-    /// Work the worker has run, for the next enqueue to free (see [`Work`]).
-    spent: Vec<Box<dyn Work>>,
+    /// Work the worker has run, for the next enqueue or synchronisation
+    /// to drop (see [`Work`]).
+    spent: Vec<Work>,
 }
 
 /// The state a stream shares with its worker, its events and its device's
@@ -217,13 +213,13 @@ impl StreamState {
     }
 
     /// Runs `job`; returns its outcome and, for device work, the spent box.
-    fn run(&self, job: Job) -> (Result<()>, Option<Box<dyn Work>>) {
+    fn run(&self, job: Job) -> (Result<()>, Option<Work>) {
         match job {
             Job::Work { what, mut run } => {
                 if !self.delay.is_zero() {
                     std::thread::sleep(self.delay);
                 }
-                let outcome = catch_unwind(AssertUnwindSafe(|| run.run_once())).unwrap_or_else(|panic| {
+                let outcome = catch_unwind(AssertUnwindSafe(&mut run)).unwrap_or_else(|panic| {
                     let message = panic
                         .downcast_ref::<&str>()
                         .map(|s| s.to_string())
@@ -294,11 +290,11 @@ impl StreamState {
         Ok(number)
     }
 
-    /// Enqueues device work.
-    pub fn submit(&self, what: &'static str, run: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
+    /// Enqueues device work; the worker calls `run` once.
+    pub fn submit(&self, what: &'static str, run: impl FnMut() -> Result<()> + Send + 'static) -> Result<()> {
         self.enqueue(Job::Work {
             what,
-            run: Box::new(Some(run)),
+            run: Box::new(run),
         })
         .map(drop)
     }
@@ -326,9 +322,11 @@ impl StreamState {
     }
 
     /// The failure of a job numbered `job` or earlier, taken so that it is
-    /// reported once.
+    /// reported once. The caller waited for the stream: the work it ran
+    /// is dropped here, on the caller's thread.
     fn take_failure(&self, job: u64) -> Result<()> {
         let mut queue = lock(&self.queue);
+        queue.spent.clear();
         match queue.failure.take() {
             Some(failure) if failure.job <= job => Err(failure.error),
             other => {
