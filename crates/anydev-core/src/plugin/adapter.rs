@@ -301,13 +301,16 @@ impl PluginBackend {
     }
 
     /// Lets every free made so far happen: waits for the deferred ones and,
-    /// on a device that frees in stream order, for the device, which holds
-    /// freed memory until the work queued before the free is done. A queued
-    /// op that failed is reported here, as by any call that waits for it.
+    /// on a device that frees in stream order, for every device of the
+    /// plugin, since the work still using freed memory of this device may
+    /// be queued on another (a peer copy). A queued op that failed is
+    /// reported here, as by any call that waits for it.
     fn settle_frees(&self, index: usize) -> Result<()> {
         self.collect_deferred(true);
         if self.frees_in_stream_order(index) {
-            self.instance().device_synchronize(index).map_err(|e| self.error(e))?;
+            for device in 0..self.device_count() {
+                self.instance().device_synchronize(device).map_err(|e| self.error(e))?;
+            }
         }
         Ok(())
     }
