@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Per-call time from Python of ``x + y``, ``xp.exp(x)`` and ``xp.sum(x)``
-on cpu:0 against NumPy, in one run, float32, at 100, 1e4 and 1e6 elements.
+on cpu:0 against NumPy and, where it is installed, PyTorch's CPU tensors,
+in one run, float32, at 100, 1e4 and 1e6 elements.
 
 Each time is the median over batches of back-to-back calls (output
-allocation included, a warm-up call first); the ratio is NumPy's time over
-anydev's (above 1: anydev is faster). Measure a release build:
+allocation included, a warm-up call first); a ratio is the peer's time
+over anydev's (above 1: anydev is faster). Measure a release build:
 
-    python -m venv .venv-bench && .venv-bench/bin/pip install numpy crates/anydev-python
+    python -m venv .venv-bench && .venv-bench/bin/pip install numpy torch
+    MATURIN_PEP517_ARGS="--profile release" .venv-bench/bin/pip install crates/anydev-python
     .venv-bench/bin/python crates/anydev-python/benches/per_call.py
 """
 
@@ -16,6 +18,11 @@ import time
 import numpy as np
 
 import anydev as xp
+
+try:
+    import torch
+except ImportError:
+    torch = None
 
 SIZES = [100, 10_000, 1_000_000]
 TARGET = 0.1  # seconds per batch
@@ -45,8 +52,10 @@ def per_call(fn):
 
 def main():
     cpu = xp.Device("cpu:0")
-    print("| op | elements | anydev | NumPy | NumPy / anydev |")
-    print("|---|---|---|---|---|")
+    peers = "NumPy" if torch is None else "NumPy | PyTorch"
+    ratios = "NumPy / anydev" if torch is None else "NumPy / anydev | PyTorch / anydev"
+    print(f"| op | elements | anydev | {peers} | {ratios} |")
+    print("|---|---|---|---|---|" + ("---|---|" if torch is not None else ""))
     for n in SIZES:
         a = np.linspace(0.0, 1.0, n, dtype=np.float32)
         b = a[::-1].copy()
@@ -57,9 +66,15 @@ def main():
             # float() reads the result back, as code using a sum would.
             ("sum(x)", lambda: float(xp.sum(x)), lambda: float(np.sum(a))),
         ]
-        for name, ours, theirs in cases:
-            t_ours, t_theirs = per_call(ours), per_call(theirs)
-            print(f"| `{name}` | {n:.0e} | {t_ours * 1e6:.2f} µs | {t_theirs * 1e6:.2f} µs | {t_theirs / t_ours:.2f} |")
+        if torch is not None:
+            ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+            theirs = [lambda: ta + tb, lambda: torch.exp(ta), lambda: float(torch.sum(ta))]
+        for i, (name, ours, numpy_call) in enumerate(cases):
+            t_ours = per_call(ours)
+            times = [per_call(numpy_call)] + ([per_call(theirs[i])] if torch is not None else [])
+            peer_cells = " | ".join(f"{t * 1e6:.2f} µs" for t in times)
+            ratio_cells = " | ".join(f"{t / t_ours:.2f}" for t in times)
+            print(f"| `{name}` | {n:.0e} | {t_ours * 1e6:.2f} µs | {peer_cells} | {ratio_cells} |")
 
 
 if __name__ == "__main__":
