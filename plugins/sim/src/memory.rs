@@ -301,9 +301,9 @@ pub struct View {
     strides: SmallVec<[isize; INLINE_DIMS]>,
 }
 
-/// Dimensions a [`View`] holds without a heap block: views are made on the
-/// enqueuing thread and dropped on the stream's worker, and each block freed
-/// across threads contends for the allocator.
+/// Dimensions a [`View`] holds without a heap block: every op makes a view
+/// per operand, and two allocations each were a tenth of a small op's
+/// host time.
 const INLINE_DIMS: usize = 6;
 
 impl View {

@@ -77,8 +77,6 @@ struct Failure {
 
 struct Queue {
     jobs: VecDeque<Job>,
-    submitted: u64,
-    completed: u64,
     failure: Option<Failure>,
     /// Set when the stream is destroyed: the worker finishes what is queued
     /// and exits, and nothing more may be enqueued.
@@ -104,12 +102,11 @@ pub struct StreamState {
     id: u64,
     delay: Duration,
     queue: Mutex<Queue>,
-    /// `submitted`, readable without the lock, for a worker watching for
-    /// the next job.
-    enqueued: AtomicU64,
-    /// `completed`, readable without the lock, for a host watching for a
-    /// job to finish.
-    finished: AtomicU64,
+    /// Jobs enqueued and jobs finished. Both change only under `queue`'s
+    /// lock, so they agree with it there, and can be read without it by a
+    /// thread watching for the other side.
+    submitted: AtomicU64,
+    completed: AtomicU64,
     /// Signalled when a job is enqueued or the stream closes.
     work: Condvar,
     /// Signalled whenever `completed` advances.
@@ -133,8 +130,6 @@ impl StreamState {
             delay,
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
-                submitted: 0,
-                completed: 0,
                 failure: None,
                 closed: false,
                 worker_asleep: false,
@@ -142,8 +137,8 @@ impl StreamState {
                 stamps: VecDeque::new(),
                 spent: Vec::new(),
             }),
-            enqueued: AtomicU64::new(0),
-            finished: AtomicU64::new(0),
+            submitted: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
             work: Condvar::new(),
             progress: Condvar::new(),
             worker: Mutex::new(None),
@@ -176,9 +171,9 @@ impl StreamState {
                     }
                     if !watched {
                         watched = true;
-                        let seen = queue.submitted;
+                        let seen = self.submitted();
                         drop(queue);
-                        watch(|| self.enqueued.load(Ordering::Acquire) != seen);
+                        watch(|| self.submitted() != seen);
                         queue = lock(&self.queue);
                         continue;
                     }
@@ -190,9 +185,7 @@ impl StreamState {
             let (outcome, spent) = self.run(job);
             let mut queue = lock(&self.queue);
             queue.spent.extend(spent);
-            queue.completed += 1;
-            let completed = queue.completed;
-            self.finished.store(completed, Ordering::Release);
+            let completed = self.completed.fetch_add(1, Ordering::AcqRel) + 1;
             while queue.stamps.front().is_some_and(|(job, _)| *job <= completed) {
                 if let Some((_, at)) = queue.stamps.pop_front() {
                     // Set once: the worker is the only writer.
@@ -258,8 +251,8 @@ impl StreamState {
         if queue.closed {
             return Err(self.destroyed());
         }
-        let job = queue.submitted;
-        if queue.completed == job {
+        let job = self.submitted();
+        if self.is_complete(job) {
             let _ = at.set(Instant::now());
         } else {
             queue.stamps.push_back((job, Arc::clone(&at)));
@@ -279,9 +272,7 @@ impl StreamState {
         }
         queue.spent.clear();
         queue.jobs.push_back(job);
-        queue.submitted += 1;
-        let number = queue.submitted;
-        self.enqueued.store(number, Ordering::Release);
+        let number = self.submitted.fetch_add(1, Ordering::AcqRel) + 1;
         let asleep = queue.worker_asleep;
         drop(queue);
         if asleep {
@@ -301,21 +292,21 @@ impl StreamState {
 
     /// The number of the last job enqueued so far.
     pub fn submitted(&self) -> u64 {
-        lock(&self.queue).submitted
+        self.submitted.load(Ordering::Acquire)
     }
 
     pub fn is_complete(&self, job: u64) -> bool {
-        lock(&self.queue).completed >= job
+        self.completed.load(Ordering::Acquire) >= job
     }
 
     /// Blocks until job `job` has completed.
     fn wait_for(&self, job: u64) {
-        if watch(|| self.finished.load(Ordering::Acquire) >= job) {
+        if watch(|| self.is_complete(job)) {
             return;
         }
         let mut queue = lock(&self.queue);
         queue.waiters += 1;
-        while queue.completed < job {
+        while !self.is_complete(job) {
             queue = self.progress.wait(queue).unwrap_or_else(PoisonError::into_inner);
         }
         queue.waiters -= 1;
