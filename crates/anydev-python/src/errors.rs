@@ -2,6 +2,7 @@
 //! this crate calls into anydev: [`compute`], with the GIL released (or,
 //! for a small op on the host, [`compute_elementwise`], with it held).
 
+use anydev::shape::{broadcast_shapes, checked_size};
 use anydev::{Array, Device, Error};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
@@ -57,9 +58,9 @@ const SMALL_HOST_OP: usize = 500;
 /// operands are `arrays` (`None` for a Python scalar): when they all live on
 /// `cpu:0` and broadcast to at most [`SMALL_HOST_OP`] elements, `f` runs
 /// with the GIL held.
-pub fn compute_elementwise<T: Send>(
+pub fn compute_elementwise<T: Send, const N: usize>(
     py: Python<'_>,
-    arrays: &[Option<&Array>],
+    arrays: [Option<&Array>; N],
     f: impl FnOnce() -> anydev::Result<T> + Send,
 ) -> PyResult<T> {
     if small_on_host(arrays) {
@@ -72,22 +73,17 @@ pub fn compute_elementwise<T: Send>(
 /// Whether `arrays` are on `cpu:0` and their broadcast shape has at most
 /// [`SMALL_HOST_OP`] elements (shapes that do not broadcast count too: the
 /// op fails at once).
-fn small_on_host(arrays: &[Option<&Array>]) -> bool {
-    let arrays = || arrays.iter().flatten();
+fn small_on_host<const N: usize>(arrays: [Option<&Array>; N]) -> bool {
     let host = Device::cpu();
-    if !arrays().all(|a| a.device() == host) {
+    if !arrays.iter().flatten().all(|a| a.device() == host) {
         return false;
     }
-    let ndim = arrays().map(|a| a.ndim()).max().unwrap_or(0);
-    let mut elements = 1usize;
-    for axis in 0..ndim {
-        let extent = arrays()
-            .filter_map(|a| a.shape().len().checked_sub(ndim - axis).map(|i| a.shape()[i]))
-            .max()
-            .unwrap_or(1);
-        elements = elements.saturating_mul(extent);
-    }
-    elements <= SMALL_HOST_OP
+    // A Python scalar is 0-d: it broadcasts to anything.
+    let shapes = arrays.map(|a| a.map_or(&[][..], Array::shape));
+    // Shapes that do not broadcast, or overflow, fail in the op itself.
+    broadcast_shapes("broadcast", &shapes).map_or(true, |shape| {
+        checked_size("broadcast", &shape).is_ok_and(|n| n <= SMALL_HOST_OP)
+    })
 }
 
 /// The outcome of a guarded call as a Python result.

@@ -22,7 +22,7 @@ impl PyArray {
             return Ok(py.NotImplemented());
         };
         let me = &self.inner;
-        let out = compute_elementwise(py, &[Some(me), other.array()], || {
+        let out = compute_elementwise(py, [Some(me), other.array()], || {
             if reflected {
                 f(other.arg(), Arg::Array(me))
             } else {
@@ -36,14 +36,14 @@ impl PyArray {
     fn inplace(&self, py: Python<'_>, other: &Bound<'_, PyAny>, f: Binary) -> PyResult<()> {
         let other = required_operand(other)?;
         let me = &self.inner;
-        compute_elementwise(py, &[Some(me), other.array()], || {
+        compute_elementwise(py, [Some(me), other.array()], || {
             me.assign(&f(Arg::Array(me), other.arg())?)
         })
     }
 
     fn unary(&self, py: Python<'_>, f: fn(&Array) -> anydev::Result<Array>) -> PyResult<PyArray> {
         let me = &self.inner;
-        compute_elementwise(py, &[Some(me)], || f(me)).map(PyArray::from)
+        compute_elementwise(py, [Some(me)], || f(me)).map(PyArray::from)
     }
 }
 

@@ -16,7 +16,7 @@ macro_rules! elementwise {
             #[pyo3(signature = (x, /))]
             fn $u(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyArray> {
                 let x = array_arg(x)?;
-                compute_elementwise(py, &[Some(&x)], || anydev::$u(&x)).map(PyArray::from)
+                compute_elementwise(py, [Some(&x)], || anydev::$u(&x)).map(PyArray::from)
             }
         )*
         $(
@@ -24,7 +24,7 @@ macro_rules! elementwise {
             #[pyo3(signature = (x1, x2, /))]
             fn $b(py: Python<'_>, x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>) -> PyResult<PyArray> {
                 let (x1, x2) = (required_operand(x1)?, required_operand(x2)?);
-                compute_elementwise(py, &[x1.array(), x2.array()], || anydev::$b(x1.arg(), x2.arg())).map(PyArray::from)
+                compute_elementwise(py, [x1.array(), x2.array()], || anydev::$b(x1.arg(), x2.arg())).map(PyArray::from)
             }
         )*
 

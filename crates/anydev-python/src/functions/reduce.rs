@@ -31,7 +31,7 @@ macro_rules! reductions {
             #[pyo3(signature = (x, /, *, axis = None, dtype = None, keepdims = false))]
             fn $d(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>, keepdims: bool) -> PyResult<PyArray> {
                 let (x, axes) = (array_arg(x)?, axes(axis)?);
-                compute_elementwise(py, &[Some(&x)], || anydev::$d(&in_dtype(x.clone(), dtype)?, axes, keepdims)).map(PyArray::from)
+                compute_elementwise(py, [Some(&x)], || anydev::$d(&in_dtype(x.clone(), dtype)?, axes, keepdims)).map(PyArray::from)
             }
         )*
         $(
@@ -39,7 +39,7 @@ macro_rules! reductions {
             #[pyo3(signature = (x, /, *, axis = None, keepdims = false))]
             fn $p(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
                 let (x, axes) = (array_arg(x)?, axes(axis)?);
-                compute_elementwise(py, &[Some(&x)], || anydev::$p(&x, axes, keepdims)).map(PyArray::from)
+                compute_elementwise(py, [Some(&x)], || anydev::$p(&x, axes, keepdims)).map(PyArray::from)
             }
         )*
     };
