@@ -116,15 +116,25 @@ impl Array {
     /// The array's elements as little-endian bytes on the host, row-major.
     pub fn host_bytes(&self) -> Result<Vec<u8>> {
         let c = self.as_contiguous()?;
-        let mut out = vec![0u8; c.size() * c.dtype.size()];
+        let len = c.size() * c.dtype.size();
+        let offset = c.offset * c.dtype.size();
+        if let Some(bytes) = c.buffer().read_on_host(offset, len, <[u8]>::to_vec)? {
+            return Ok(bytes);
+        }
+        let mut out = vec![0u8; len];
         if !out.is_empty() {
-            let ctx = c.ctx();
-            let stream = ctx.stream();
-            c.buffer().usage().before(&ctx.backend, &stream, Access::Read)?;
-            ctx.backend
-                .copy_to_host(&stream, c.buffer(), c.offset * c.dtype.size(), &mut out)?;
+            c.read_back(offset, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// Copies the bytes of the buffer from `offset` into `dst` through the
+    /// backend, in the order of the array's stream.
+    fn read_back(&self, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let ctx = self.ctx();
+        let stream = ctx.stream();
+        self.buffer().usage().before(&ctx.backend, &stream, Access::Read)?;
+        ctx.backend.copy_to_host(&stream, self.buffer(), offset, dst)
     }
 
     /// The array itself when its elements are contiguous, else a contiguous
@@ -240,11 +250,33 @@ impl Array {
                 out.buffer().usage().after(&source.backend, &stream, Access::Write);
             }
         } else {
-            let host = src.host_bytes()?;
-            write_host(target, &host, &out)?;
+            src.copy_across(target, &out)?;
         }
         transfers.record_copy(bytes);
         Ok(out)
+    }
+
+    /// Copies this contiguous array into `out`, a fresh array of the same
+    /// size on another backend. Where the host can address either side (any
+    /// `cpu:0` array) the other backend copies straight into or out of it;
+    /// only between two devices' memories are the bytes staged on the host.
+    fn copy_across(&self, target: &DeviceCtx, out: &Array) -> Result<()> {
+        let len = self.size() * self.dtype.size();
+        let offset = self.offset * self.dtype.size();
+        // An asynchronous target may still be using recycled memory behind
+        // the fresh buffer, which the host cannot wait for.
+        if !target.asynchronous {
+            if let Some(done) = out.buffer().write_on_host(0, len, |dst| self.read_back(offset, dst))? {
+                return done;
+            }
+        }
+        if let Some(done) = self
+            .buffer()
+            .read_on_host(offset, len, |src| write_host(target, src, out))?
+        {
+            return done;
+        }
+        write_host(target, &self.host_bytes()?, out)
     }
 
     /// The array as a view on `device` of the same memory, never a copy,

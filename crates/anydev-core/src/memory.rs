@@ -1,7 +1,7 @@
 //! Buffers, memory kinds and byte accounting (design section 4).
 
 use crate::backend::Backend;
-use crate::ordering::Usage;
+use crate::ordering::{Access, Usage};
 use crate::Device;
 use serde::Serialize;
 use std::any::Any;
@@ -298,6 +298,65 @@ impl Buffer {
     /// The host address of the first byte when the host can dereference it.
     pub fn host_ptr(&self) -> Option<*mut u8> {
         self.allocation().host_ptr()
+    }
+
+    /// Runs `read` on the `len` bytes from `offset`, in place, once every
+    /// write pending on the memory has completed; `Ok(None)` when the host
+    /// cannot address the memory (device memory: copy it out instead).
+    /// This is how a copy between backends skips a staging buffer when one
+    /// side is host memory. A range outside the buffer is an error.
+    pub fn read_on_host<R>(
+        &self,
+        offset: usize,
+        len: usize,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> crate::Result<Option<R>> {
+        let Some(ptr) = self.host_range("read_on_host", offset, len)? else {
+            return Ok(None);
+        };
+        self.usage().host_wait(Access::Read)?;
+        // SAFETY: the range lies inside the allocation (`host_range`), which
+        // `self` keeps alive for the call, and the host may dereference it
+        // (`host_ptr`). No device work writes it any more (`host_wait`);
+        // a host thread writing it now (`Array::assign` on another view)
+        // would race with this read as with any CPU kernel's, which the
+        // array layer's ordering rules leave to the program, as NumPy does.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+        Ok(Some(read(bytes)))
+    }
+
+    /// Runs `write` on the `len` bytes from `offset`, in place, once every
+    /// use pending on the memory has completed; `Ok(None)` when the host
+    /// cannot address the memory. For memory nothing else reaches yet (a
+    /// fresh output), so that a backend's read-back lands in it directly.
+    pub fn write_on_host<R>(
+        &self,
+        offset: usize,
+        len: usize,
+        write: impl FnOnce(&mut [u8]) -> R,
+    ) -> crate::Result<Option<R>> {
+        let Some(ptr) = self.host_range("write_on_host", offset, len)? else {
+            return Ok(None);
+        };
+        self.usage().host_wait(Access::Write)?;
+        // SAFETY: as in `read_on_host`, with every pending use complete:
+        // the range is live host memory that no device work touches.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        Ok(Some(write(bytes)))
+    }
+
+    /// The host address of byte `offset` when the host can address the
+    /// memory and `len` bytes from there lie inside the buffer.
+    fn host_range(&self, op: &str, offset: usize, len: usize) -> crate::Result<Option<*mut u8>> {
+        if offset.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(crate::Error::invalid_argument(
+                op,
+                format!("bytes {offset}..+{len} are outside a buffer of {} bytes", self.len),
+            ));
+        }
+        // SAFETY: `offset <= len` of the allocation (checked above), so the
+        // result stays inside it or one past its end.
+        Ok(self.host_ptr().map(|p| unsafe { p.add(offset) }))
     }
 
     /// The device address of the first byte, where the backend shares one

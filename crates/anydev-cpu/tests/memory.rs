@@ -73,3 +73,23 @@ fn copies_and_fills_round_trip_and_check_ranges() {
     assert!(cpu.copy_between(&stream, &a, 0, &b, 12, 8).is_err());
     assert!(cpu.fill(&stream, &b, 0, 3, &[1, 2]).is_err());
 }
+
+#[test]
+fn the_host_reads_and_writes_cpu_buffers_in_place_within_their_range() {
+    let cpu = backend();
+    let buffer = allocate(&cpu, Device::cpu(), 16, MemoryKind::System).unwrap();
+    let written = buffer.write_on_host(4, 8, |bytes| bytes.copy_from_slice(&[7; 8]));
+    assert_eq!(written.unwrap(), Some(()));
+    let mut all = vec![0u8; 16];
+    cpu.copy_to_host(&cpu.default_stream(0).unwrap(), &buffer, 0, &mut all)
+        .unwrap();
+    assert_eq!(&all[4..12], &[7; 8], "the write landed in the buffer");
+    let read = buffer.read_on_host(2, 4, <[u8]>::to_vec).unwrap();
+    assert_eq!(read, Some(all[2..6].to_vec()));
+    for (offset, len) in [(12, 5), (17, 0), (usize::MAX, 2)] {
+        let err = buffer.read_on_host(offset, len, |_| ()).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument { .. }), "{offset}+{len}: {err}");
+        assert!(err.to_string().contains("outside a buffer of 16 bytes"), "{err}");
+        assert!(buffer.write_on_host(offset, len, |_| ()).is_err());
+    }
+}

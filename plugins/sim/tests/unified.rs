@@ -130,6 +130,11 @@ fn discrete_mode_always_copies() {
             "a discrete device has no host-reachable kind"
         );
         assert_ne!(on_sim.buffer().host_ptr(), x.buffer().host_ptr());
+        assert_eq!(
+            on_sim.buffer().read_on_host(0, 24, |_| ()).unwrap(),
+            None,
+            "the host cannot read device memory in place"
+        );
         let (_, did) = moved(rt, &on_sim, "sim:1");
         assert_eq!(did, copied(24));
         let (back, did) = moved(rt, &on_sim, "cpu:0");

@@ -4,7 +4,7 @@
 
 use crate::case::{check, check_eq, expect_err, Case, CaseCtx, Failure, Need};
 use crate::reference::{self as r, check_array};
-use anydev_array::{self as ad, Array};
+use anydev_array::{self as ad, Array, SliceArg};
 use anydev_core::ops::{BinaryOp, OpCode};
 use anydev_core::{capability::keys, DType, Device, Error};
 
@@ -107,6 +107,9 @@ fn round_trips(ctx: &CaseCtx) -> Result<(), Failure> {
     let dtype = ctx.dtype();
     let values = r::sample(dtype, 300, 9);
     let x = r::array(&values, &[3, 100], dtype, ctx.device)?;
+    const LONG: usize = 20_000;
+    let long = r::sample(dtype, 4 * LONG, 10);
+    let x_long = r::array(&long, &[4, LONG], dtype, ctx.device)?;
     let same = x.to_device(ctx.device)?;
     check_eq(
         "to_device to its own device shares the buffer",
@@ -129,6 +132,19 @@ fn round_trips(ctx: &CaseCtx) -> Result<(), Failure> {
         check_array(&format!("strided view on {other}"), &[100, 3], &want, &view)?;
         let back = there.to_device(ctx.device)?;
         check_array(&format!("values back from {other}"), &[3, 100], &values, &back)?;
+        // A contiguous view that starts inside its buffer, over 64 KiB for
+        // the wider dtypes, so backends copy straight from and into the
+        // host's memory rather than staging it.
+        let rows = x_long.slice(&[SliceArg::from(1..)])?;
+        let there = rows.to_device(other)?;
+        check_array(&format!("rows 1.. on {other}"), &[3, LONG], &long[LONG..], &there)?;
+        let back = there.slice(&[SliceArg::from(1..)])?.to_device(ctx.device)?;
+        check_array(
+            &format!("rows 2.. back from {other}"),
+            &[2, LONG],
+            &long[2 * LONG..],
+            &back,
+        )?;
     }
     Ok(())
 }
