@@ -6,7 +6,7 @@
 //! valgrind --tool=callgrind target/release/examples/profile add 10000000 3
 //! ```
 //!
-//! Arguments: op (`add`, `exp`, `sum`, `matmul`, `to_cpu`), size (elements, or `n`
+//! Arguments: op (`add`, `exp`, `sum`, `matmul`, `to_cpu`, `from_cpu`), size (elements, or `n`
 //! of an `n x n` matmul), calls, device (a plugin's through
 //! `ANYDEV_PLUGINS`). The loop ends with a synchronisation of the device,
 //! so asynchronous devices are timed to completion.
@@ -24,13 +24,9 @@ fn main() {
         .parse()
         .expect("a device name");
     let shape = if op == "matmul" { vec![size, size] } else { vec![size] };
-    let on_device = |seed| {
-        Pair::new(&shape, seed)
-            .anydev
-            .to_device(device)
-            .expect("the device holds the inputs")
-    };
-    let (x, y) = (on_device(1), on_device(2));
+    let on_host = Pair::new(&shape, 1).anydev;
+    let on_device = |x: &anydev::Array| x.to_device(device).expect("the device holds the inputs");
+    let (x, y) = (on_device(&on_host), on_device(&Pair::new(&shape, 2).anydev));
     let start = std::time::Instant::now();
     for _ in 0..calls {
         let out = match op {
@@ -39,6 +35,7 @@ fn main() {
             "sum" => x.sum(anydev::ALL, false),
             "matmul" => x.matmul(&y),
             "to_cpu" => x.to_device(anydev::Device::cpu()),
+            "from_cpu" => on_host.to_device(device),
             other => panic!("unknown op {other}"),
         };
         std::hint::black_box(out.expect("the op runs"));
