@@ -9,6 +9,7 @@
 //! and `floor_divide` are NumPy's `divmod`, `round` is half-to-even.
 
 use crate::element::{Compute, Element, Float, Storage};
+use crate::pairwise;
 use std::fmt::Debug;
 
 /// Arithmetic shared by integers and floats.
@@ -271,11 +272,21 @@ pub(crate) trait Accum: Storage {
     fn acc_add(a: Self::A, b: Self::A) -> Self::A;
     fn acc_mul(a: Self::A, b: Self::A) -> Self::A;
     fn acc_one() -> Self::A;
+    /// The sum of one block of [`crate::pairwise`] under instruction set
+    /// `S`; f32 and f64 hold its lanes in vectors.
+    #[inline(always)]
+    fn block_sum<S: pulp::Simd>(simd: S, xs: &[Self]) -> Self::A {
+        pairwise::scalar_lanes(simd, xs)
+    }
 }
 
 macro_rules! accum {
-    ($($t:ty => $a:ty, lift: $lift:expr, lower: $lower:expr, add: $add:expr, mul: $mul:expr;)*) => {$(
+    ($($t:ty => $a:ty, lift: $lift:expr, lower: $lower:expr, add: $add:expr, mul: $mul:expr $(, block: $block:path)?;)*) => {$(
         impl Accum for $t {
+            $(
+            #[inline(always)]
+            fn block_sum<S: pulp::Simd>(simd: S, xs: &[Self]) -> $a { $block(simd, xs) }
+            )?
             type A = $a;
             #[inline(always)]
             fn lift(self) -> $a { $lift(self) }
@@ -299,8 +310,8 @@ macro_rules! accum_int {
 
 accum_int!(i8, i16, i32, i64, u8, u16, u32, u64);
 accum! {
-    f32 => f32, lift: |x| x, lower: |a| a, add: |a, b| a + b, mul: |a, b| a * b;
-    f64 => f64, lift: |x| x, lower: |a| a, add: |a, b| a + b, mul: |a, b| a * b;
+    f32 => f32, lift: |x| x, lower: |a| a, add: |a, b| a + b, mul: |a, b| a * b, block: pairwise::f32_lanes;
+    f64 => f64, lift: |x| x, lower: |a| a, add: |a, b| a + b, mul: |a, b| a * b, block: pairwise::f64_lanes;
     half::f16 => f32, lift: half::f16::to_f32, lower: half::f16::from_f32, add: |a, b| a + b, mul: |a, b| a * b;
     half::bf16 => f32, lift: half::bf16::to_f32, lower: half::bf16::from_f32, add: |a, b| a + b, mul: |a, b| a * b;
 }

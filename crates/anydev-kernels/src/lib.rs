@@ -45,6 +45,7 @@ mod index;
 mod iter;
 mod map;
 mod matmul;
+mod pairwise;
 pub mod philox;
 mod random;
 mod reduce;

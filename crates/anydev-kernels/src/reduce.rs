@@ -2,8 +2,8 @@
 //!
 //! The input's dims are split into kept dims (one output element per
 //! position) and reduced dims. Three paths, chosen per output row:
-//! - reduced elements contiguous: each output folds a slice (pairwise for
-//!   float sums, eight-lane otherwise) — `sum(axis=-1)`;
+//! - reduced elements contiguous: each output folds a slice (pairwise
+//!   for sums, `crate::pairwise`; eight lanes otherwise) — `sum(axis=-1)`;
 //! - outputs contiguous in the input instead: whole input rows are folded
 //!   into a block of accumulators, vectorised across outputs —
 //!   `sum(axis=0)` of a C-order matrix;
@@ -17,6 +17,7 @@ use crate::dispatch::{with_any, with_numeric};
 use crate::element::{Element, Storage};
 use crate::error::{invalid, KernelError};
 use crate::iter::{for_each_row, Cursor, Space, GRAIN_CHEAP};
+use crate::pairwise;
 use crate::tensor::HostTensor;
 use anydev_ops::{DType, ReduceOp};
 use rayon::prelude::*;
@@ -53,36 +54,40 @@ pub(crate) trait Reducer<T: Storage>: Sync {
     }
 }
 
-/// Eight independent accumulators, so the loop vectorises (and, for
-/// floats, so rounding errors grow more slowly).
+/// `N` independent accumulators, so the loop vectorises (and, for
+/// floats, so rounding errors grow more slowly), combined by
+/// [`fold_lanes`].
 #[inline(always)]
-fn lanes<T: Copy, A: Copy>(xs: &[T], init: A, f: impl Fn(A, T) -> A, g: impl Fn(A, A) -> A) -> A {
-    let mut acc = [init; 8];
-    let chunks = xs.chunks_exact(8);
+pub(crate) fn lanes<const N: usize, T: Copy, A: Copy>(
+    xs: &[T],
+    init: A,
+    f: impl Fn(A, T) -> A,
+    g: impl Fn(A, A) -> A,
+) -> A {
+    let mut acc = [init; N];
+    let chunks = xs.chunks_exact(N);
     let rest = chunks.remainder();
     for c in chunks {
-        for l in 0..8 {
+        for l in 0..N {
             acc[l] = f(acc[l], c[l]);
         }
     }
-    let mut r = g(
-        g(g(acc[0], acc[1]), g(acc[2], acc[3])),
-        g(g(acc[4], acc[5]), g(acc[6], acc[7])),
-    );
-    for &x in rest {
-        r = f(r, x);
-    }
-    r
+    rest.iter().fold(fold_lanes(acc, g), |a, &x| f(a, x))
 }
 
-/// Pairwise summation (as NumPy): error grows with log n, not n.
-fn pairwise<T: Accum>(xs: &[T]) -> T::A {
-    if xs.len() <= 128 {
-        lanes(xs, T::A::default(), |a, x| T::acc_add(a, x.lift()), T::acc_add)
-    } else {
-        let mid = xs.len() / 16 * 8;
-        T::acc_add(pairwise(&xs[..mid]), pairwise(&xs[mid..]))
+/// Combines `N` (a power of two) lane accumulators as a fixed tree, lane
+/// `l` with lane `l + N/2` first: the result does not depend on how the
+/// lanes were held (scalars, or vectors of any width).
+#[inline(always)]
+pub(crate) fn fold_lanes<const N: usize, A: Copy>(mut acc: [A; N], g: impl Fn(A, A) -> A) -> A {
+    let mut width = N;
+    while width > 1 {
+        width /= 2;
+        for l in 0..width {
+            acc[l] = g(acc[l], acc[l + width]);
+        }
     }
+    acc[0]
 }
 
 pub(crate) struct Sum;
@@ -103,7 +108,7 @@ impl<T: Accum> Reducer<T> for Sum {
         T::lower(acc)
     }
     fn fold(&self, acc: T::A, xs: &[T], _: usize) -> T::A {
-        T::acc_add(acc, pairwise(xs))
+        T::acc_add(acc, pairwise::sum(xs))
     }
 }
 
@@ -125,7 +130,10 @@ impl<T: Accum> Reducer<T> for Prod {
         T::lower(acc)
     }
     fn fold(&self, acc: T::A, xs: &[T], _: usize) -> T::A {
-        T::acc_mul(acc, lanes(xs, T::acc_one(), |a, x| T::acc_mul(a, x.lift()), T::acc_mul))
+        T::acc_mul(
+            acc,
+            lanes::<8, _, _>(xs, T::acc_one(), |a, x| T::acc_mul(a, x.lift()), T::acc_mul),
+        )
     }
 }
 
@@ -158,7 +166,7 @@ impl<T: Element, const MAX: bool> Reducer<T> for Extreme<MAX> {
     }
     fn fold(&self, acc: T, xs: &[T], _: usize) -> T {
         let f = |a, x| self.step(a, x, 0);
-        lanes(xs, acc, f, f)
+        lanes::<8, _, _>(xs, acc, f, f)
     }
 }
 
