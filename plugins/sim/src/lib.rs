@@ -79,6 +79,10 @@ impl Drop for SimStream {
 /// The memory kinds a device in unified mode allocates, its native kind first.
 const UNIFIED_KINDS: [MemoryKind; 3] = [MemoryKind::Device, MemoryKind::Managed, MemoryKind::HostPinned];
 
+/// Copies from the host of at least this many bytes are not staged: the
+/// host waits for the stream and copies once (see `copy_from_host`).
+const DIRECT_COPY_BYTES: usize = 64 * 1024;
+
 impl Sim {
     pub fn new(config: SimConfig) -> Sim {
         let memories = (0..config.devices)
@@ -307,7 +311,12 @@ impl Plugin for Sim {
 
     fn copy_from_host(&self, stream: &SimStream, src: &[u8], dst: &SimBuffer, dst_offset: usize) -> Result<()> {
         dst.check("copy_host_to_device", dst_offset, src.len())?;
-        // Staged now: `src` may be reused as soon as this returns.
+        // `src` may be reused as soon as this returns. Like a driver copying
+        // from pageable memory, a small copy is staged and the host goes on;
+        // a large one waits for the stream and copies once, straight in.
+        if src.len() >= DIRECT_COPY_BYTES {
+            return stream.state.in_order(|| dst.write(dst_offset, src));
+        }
         let staging = src.to_vec();
         let dst = dst.clone();
         stream
@@ -317,7 +326,7 @@ impl Plugin for Sim {
 
     fn copy_to_host(&self, stream: &SimStream, src: &SimBuffer, src_offset: usize, dst: &mut [u8]) -> Result<()> {
         src.check("copy_device_to_host", src_offset, dst.len())?;
-        stream.state.read_in_order(|| src.read(src_offset, dst))
+        stream.state.in_order(|| src.read(src_offset, dst))
     }
 
     fn copy_between(

@@ -338,17 +338,18 @@ impl StreamState {
         self.synchronize_to(self.submitted())
     }
 
-    /// Runs `read` at this point of the stream: after every job enqueued
-    /// before it and before any enqueued after it. Returns the failure of an
-    /// earlier job instead of reading, if there is one.
-    pub fn read_in_order<T>(&self, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    /// Runs `access` on the calling thread at this point of the stream:
+    /// after every job enqueued before it and before any enqueued after it
+    /// (a read-back, or a copy in from memory only borrowed for the call).
+    /// Returns the failure of an earlier job instead, if there is one.
+    pub fn in_order<T>(&self, access: impl FnOnce() -> Result<T>) -> Result<T> {
         let gate = Arc::new(Gate::default());
         let job = self.enqueue(Job::Gate(Arc::clone(&gate)))?;
         // Releases the worker however this returns.
         let _release = Release(&gate);
         gate.wait_open();
         self.take_failure(job - 1)?;
-        read()
+        access()
     }
 
     /// Closes the stream: the worker finishes the queued jobs and exits, and
