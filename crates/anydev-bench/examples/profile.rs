@@ -6,9 +6,9 @@
 //! valgrind --tool=callgrind target/release/examples/profile add 10000000 3
 //! ```
 //!
-//! Arguments: op (`add`, `exp`, `sum`, `matmul`, `to_cpu`, `from_cpu`), size (elements, or `n`
-//! of an `n x n` matmul), calls, device (a plugin's through
-//! `ANYDEV_PLUGINS`). The loop ends with a synchronisation of the device,
+//! Arguments: op (`add`, `exp`, `sum`, `matmul`, `to_cpu`, `from_cpu`),
+//! size (elements, or `n` of an `n x n` matmul), calls, device (a
+//! plugin's through `ANYDEV_PLUGINS`). The loop ends with a synchronisation of the device,
 //! so asynchronous devices are timed to completion.
 
 use anydev_bench::Pair;

@@ -11,8 +11,8 @@
 //! f32 `exp` is evaluated in f32 with its one rounding-sensitive sum
 //! kept exact; the other f32 functions are evaluated in f64 and rounded
 //! once. Both stay within 1 ulp (almost always correctly rounded); f64
-//! uses the fdlibm algorithms, whose error is below 1 ulp. The tests compare both with std at scale,
-//! special values included.
+//! uses the fdlibm algorithms, whose error is below 1 ulp. The tests
+//! compare both with std at scale, special values included.
 
 mod exp;
 mod log;
