@@ -6,7 +6,7 @@
 use crate::array::{Array, Storage};
 use crate::context::{runtime, DeviceCtx};
 use crate::shape;
-use anydev_core::{Buffer, DType, Device, Error, ForeignHost, MemoryKind, Result};
+use anydev_core::{Buffer, DType, Device, Error, ForeignDevice, ForeignHost, MemoryKind, Result};
 use std::sync::Arc;
 
 const OP: &str = "from_foreign_host";
@@ -31,36 +31,13 @@ impl Array {
         strides: &[isize],
         offset: usize,
     ) -> Result<Array> {
-        if strides.len() != shape.len() {
-            return Err(Error::invalid_argument(
-                OP,
-                format!("{} strides for a shape of {} dimensions", strides.len(), shape.len()),
-            ));
-        }
-        let size = shape::checked_size(OP, shape)?;
-        let item = dtype.size();
-        let base = (memory.ptr().as_ptr() as usize).wrapping_add(offset.wrapping_mul(item));
-        if !base.is_multiple_of(alignment(dtype)) {
-            return Err(Error::invalid_argument(
-                OP,
-                format!("element 0 at address {base:#x} is not aligned for {dtype}"),
-            ));
-        }
-        if size > 0 {
-            let (low, high) =
-                extent(shape, strides, offset).ok_or_else(|| Error::invalid_argument(OP, "the strides overflow"))?;
-            let end = high.checked_add(1).and_then(|n| n.checked_mul(item as i128));
-            if low < 0 || end.is_none_or(|end| end > memory.len() as i128) {
-                return Err(Error::invalid_argument(
-                    OP,
-                    format!(
-                        "shape {shape:?} with strides {strides:?} from element {offset} reaches elements \
-                         {low}..={high} of {dtype}, outside the {} bytes lent",
-                        memory.len()
-                    ),
-                ));
-            }
-        }
+        let layout = Layout {
+            dtype,
+            shape,
+            strides,
+            offset,
+        };
+        layout.check(memory.ptr().as_ptr() as u64, memory.len())?;
         let ctx = DeviceCtx::get(runtime(), Device::cpu())?;
         let len = memory.len();
         let buffer = Buffer::new(
@@ -70,13 +47,114 @@ impl Array {
             Arc::clone(&ctx.backend),
             Box::new(memory),
         );
-        Ok(Array {
-            storage: Arc::new(Storage { buffer, ctx }),
+        Ok(layout.array(buffer, ctx))
+    }
+
+    /// An array on `device` whose elements are the bytes of `memory`,
+    /// device memory another library of the device's platform owns (a
+    /// PyTorch or CuPy tensor on a CUDA GPU), without a copy; the layout is
+    /// as in [`Array::from_foreign_host`]. The backend checks the address
+    /// first ([`anydev_core::Backend::adopt_device_memory`]) and keeps the
+    /// owner until its own work on the memory is done. Order the owner's
+    /// pending writes before anydev's work with [`native_stream`].
+    ///
+    /// Errors: the layout errors of [`Array::from_foreign_host`]; memory the
+    /// backend cannot use (another device's, not the platform's, a range
+    /// beyond its allocation) is `InvalidArgument`; a device whose backend
+    /// has no device addresses (cpu, wgpu, the plugins) is
+    /// `FeatureUnsupported`.
+    pub fn from_foreign_device(
+        device: Device,
+        memory: ForeignDevice,
+        dtype: DType,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Array> {
+        let layout = Layout {
             dtype,
-            shape: shape.into(),
-            strides: strides.into(),
+            shape,
+            strides,
             offset,
-        })
+        };
+        layout.check(memory.address(), memory.len())?;
+        let ctx = DeviceCtx::get(runtime(), device)?;
+        ctx.check_dtype(dtype)?;
+        let len = memory.len();
+        let (allocation, kind) = ctx.backend.adopt_device_memory(device.index(), memory)?;
+        let buffer = Buffer::new(ctx.device, len, kind, Arc::clone(&ctx.backend), allocation);
+        Ok(layout.array(buffer, ctx))
+    }
+}
+
+/// The platform's handle of `device`'s default stream (a `CUstream` on a
+/// CUDA device), for another library to order its pending work before
+/// anydev's: what a DLPack consumer passes as `stream`. Every stream of the
+/// device starts its ops after the default stream's earlier work, so a wait
+/// enqueued there orders them all. `None` for devices without one.
+pub fn native_stream(device: Device) -> Result<Option<u64>> {
+    let backend = runtime().backend(device)?;
+    Ok(backend.native_stream(&backend.default_stream(device.index())?))
+}
+
+/// Where a foreign array's elements lie in the memory lent to it.
+struct Layout<'a> {
+    dtype: DType,
+    shape: &'a [usize],
+    strides: &'a [isize],
+    offset: usize,
+}
+
+impl Layout<'_> {
+    /// Checks that every element lies inside the `len` bytes from address
+    /// `base`, aligned for the dtype (kernels read elements in place).
+    fn check(&self, base: u64, len: usize) -> Result<()> {
+        let Layout {
+            dtype,
+            shape,
+            strides,
+            offset,
+        } = *self;
+        if strides.len() != shape.len() {
+            return Err(Error::invalid_argument(
+                OP,
+                format!("{} strides for a shape of {} dimensions", strides.len(), shape.len()),
+            ));
+        }
+        let size = shape::checked_size(OP, shape)?;
+        let item = dtype.size();
+        let first = base.wrapping_add((offset as u64).wrapping_mul(item as u64));
+        if !first.is_multiple_of(alignment(dtype) as u64) {
+            return Err(Error::invalid_argument(
+                OP,
+                format!("element 0 at address {first:#x} is not aligned for {dtype}"),
+            ));
+        }
+        if size > 0 {
+            let (low, high) =
+                extent(shape, strides, offset).ok_or_else(|| Error::invalid_argument(OP, "the strides overflow"))?;
+            let end = high.checked_add(1).and_then(|n| n.checked_mul(item as i128));
+            if low < 0 || end.is_none_or(|end| end > len as i128) {
+                return Err(Error::invalid_argument(
+                    OP,
+                    format!(
+                        "shape {shape:?} with strides {strides:?} from element {offset} reaches elements \
+                         {low}..={high} of {dtype}, outside the {len} bytes lent"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn array(&self, buffer: Buffer, ctx: Arc<DeviceCtx>) -> Array {
+        Array {
+            storage: Arc::new(Storage { buffer, ctx }),
+            dtype: self.dtype,
+            shape: self.shape.into(),
+            strides: self.strides.into(),
+            offset: self.offset,
+        }
     }
 }
 

@@ -59,7 +59,7 @@ mod transfer;
 mod update;
 mod view;
 
-pub use anydev_core::{DType, Device, Error, ForeignHost, Result, Runtime, Scalar};
+pub use anydev_core::{DType, Device, Error, ForeignDevice, ForeignHost, Result, Runtime, Scalar};
 pub use array::Array;
 pub use context::{current_stream, new_stream, runtime, with_runtime, with_stream, RuntimeGuard, StreamGuard};
 pub use creation::{
@@ -73,6 +73,7 @@ pub use elementwise::*;
 pub use factorize::{
     cholesky, det, eig, eigh, eigvals, eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals,
 };
+pub use foreign::native_stream;
 pub use format::{EDGE_ITEMS, SUMMARY_THRESHOLD};
 pub use linalg::{matmul, tensordot, vecdot, TensordotAxes};
 pub use linalg_ext::{cross, diagonal, matrix_norm, matrix_power, outer, trace, vector_norm, NormOrd};

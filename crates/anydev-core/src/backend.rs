@@ -7,7 +7,7 @@
 
 use crate::capability::Capabilities;
 use crate::extension::{Attrs, KernelBody, TensorMeta};
-use crate::memory::{Allocation, Buffer, MemoryKind, MemoryStats};
+use crate::memory::{Allocation, Buffer, ForeignDevice, MemoryKind, MemoryStats};
 use crate::stream::{Event, Stream};
 use crate::{DType, Device, DeviceKind, Error, Result};
 use anydev_ops::{Op, OpCode, TensorDType};
@@ -150,6 +150,31 @@ pub trait Backend: Send + Sync + 'static {
                 source
             ),
         ))
+    }
+
+    /// Takes `memory`, device memory that another library of this
+    /// backend's platform allocated (a CUDA tensor handed over by DLPack),
+    /// as memory of device `index`, without copying, and says which kind it
+    /// is. The backend checks the address: its platform's memory, usable
+    /// by device `index`, the whole range inside one allocation. The
+    /// allocation returned frees nothing; it drops `memory`'s owner once
+    /// the device's work on it is done. The default refuses, for backends
+    /// without device addresses to share.
+    fn adopt_device_memory(&self, index: usize, memory: ForeignDevice) -> Result<(Box<dyn Allocation>, MemoryKind)> {
+        drop(memory);
+        Err(Error::FeatureUnsupported {
+            feature: "device memory of another library".into(),
+            device: Device::new(DeviceKind::parse(self.name())?, index),
+            reason: "its backend has no device addresses to share".into(),
+        })
+    }
+
+    /// The platform's own handle of `stream` (a `CUstream` for CUDA), with
+    /// which another library orders its work before anydev's (DLPack's
+    /// `stream` argument); `None` where the platform has no such handle.
+    fn native_stream(&self, stream: &Stream) -> Option<u64> {
+        let _ = stream;
+        None
     }
 
     /// Whether device `index` frees in stream order (the capability

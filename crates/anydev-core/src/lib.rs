@@ -31,7 +31,7 @@ pub use builtin::builtin_providers;
 pub use capability::{CapValue, Capabilities};
 pub use device::{Device, DeviceKind};
 pub use error::{Error, Result};
-pub use memory::{Buffer, ForeignHost, MemoryAdvice, MemoryKind, MemoryStats, TransferStats};
+pub use memory::{Buffer, ForeignDevice, ForeignHost, MemoryAdvice, MemoryKind, MemoryStats, TransferStats};
 pub use runtime::{BackendProvider, BackendStatus, InitError, Runtime, RuntimeConfig};
 pub use scope::{current_device, scoped_device, with_device, DeviceGuard};
 pub use stream::{Event, Stream};

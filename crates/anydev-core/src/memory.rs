@@ -147,6 +147,52 @@ impl Allocation for ForeignHost {
     }
 }
 
+/// Device memory that another library of the same platform owns (a
+/// PyTorch or CuPy tensor on a CUDA GPU, handed over through DLPack), lent
+/// to anydev without a copy. Like [`ForeignHost`], it lives as long as its
+/// `owner`; unlike it, only the backend of that platform can use it
+/// ([`crate::Backend::adopt_device_memory`]), and it checks the address
+/// before it does.
+pub struct ForeignDevice {
+    address: u64,
+    len: usize,
+    owner: Box<dyn Any + Send + Sync>,
+}
+
+impl ForeignDevice {
+    /// Lends `len` bytes at device address `address` to anydev until
+    /// `owner` is dropped.
+    ///
+    /// # Safety
+    ///
+    /// For as long as `owner` lives, the `len` bytes from `address` must
+    /// stay allocated, and whoever else uses them must order their writes
+    /// with anydev's (DLPack's stream handshake does that for a producer's
+    /// pending work); the backend waits for its own work on them before it
+    /// drops `owner`.
+    pub unsafe fn new(address: u64, len: usize, owner: Box<dyn Any + Send + Sync>) -> ForeignDevice {
+        ForeignDevice { address, len, owner }
+    }
+
+    /// The device address of the first byte.
+    pub fn address(&self) -> u64 {
+        self.address
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// What keeps the memory alive, for the backend's allocation to hold.
+    pub fn into_owner(self) -> Box<dyn Any + Send + Sync> {
+        self.owner
+    }
+}
+
 /// Handle to a piece of memory as one device uses it: the bytes, where they
 /// live, which device owns them, which backend made them, and the ordering
 /// record of their pending uses. Arrays share buffers through `Arc`.

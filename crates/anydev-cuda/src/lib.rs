@@ -376,6 +376,19 @@ impl Backend for CudaBackend {
         ))
     }
 
+    fn adopt_device_memory(
+        &self,
+        index: usize,
+        memory: anydev_core::ForeignDevice,
+    ) -> Result<(Box<dyn Allocation>, MemoryKind)> {
+        let (allocation, kind) = memory::adopt(self.device(index)?, memory)?;
+        Ok((Box::new(allocation), kind))
+    }
+
+    fn native_stream(&self, stream: &Stream) -> Option<u64> {
+        stream.downcast::<CudaStream>().map(|s| s.raw.0 as u64)
+    }
+
     fn release(&self, allocation: Box<dyn Allocation>, pending: Vec<Event>) {
         // Stream-ordered: the owning device's default stream waits for the
         // pending work, then the memory is freed in that stream's order, so

@@ -9,10 +9,13 @@
 //! - `Managed`: `cuMemAllocManaged`.
 //! - `System`: plain host memory, 256-byte aligned; offered only where the
 //!   device reports pageable memory access (HMM or ATS).
+//!
+//! Device and managed memory that another library allocated (a PyTorch or
+//! CuPy tensor, through DLPack) is adopted, not allocated: [`adopt`].
 
 use crate::device::{Core, CudaDevice};
-use crate::driver::{bind, check, CUdeviceptr, CUevent, Raw, NAME};
-use anydev_core::memory::{Allocation, MemoryKind};
+use crate::driver::{bind, check, describe, CUdeviceptr, CUevent, Raw, NAME};
+use anydev_core::memory::{Allocation, ForeignDevice, MemoryKind};
 use anydev_core::{Device, Error, Result};
 use cudarc::driver::sys::{self, CUresult};
 use std::alloc::Layout;
@@ -31,6 +34,8 @@ enum Origin {
     Pinned,
     Managed,
     System,
+    /// Another library's memory, lent with an owner that gives it back.
+    Foreign,
 }
 
 /// One allocation of the CUDA backend.
@@ -46,6 +51,9 @@ pub struct CudaAllocation {
     reserved: Option<usize>,
     pub kind: MemoryKind,
     origin: Origin,
+    /// What keeps foreign memory alive; dropped (after `drop`'s wait) with
+    /// the allocation.
+    _lender: Option<Box<dyn Any + Send + Sync>>,
 }
 
 impl CudaAllocation {
@@ -96,6 +104,11 @@ impl Drop for CudaAllocation {
                             std::alloc::dealloc(self.ptr as *mut u8, layout);
                         }
                     }
+                    Origin::Foreign => {
+                        // The owner may reuse the memory as soon as it has
+                        // it back, on streams that know nothing of ours.
+                        sys::cuStreamSynchronize(self.core.stream.0);
+                    }
                     Origin::Empty => {}
                 }
             }
@@ -118,6 +131,107 @@ pub fn mapping(dev: &CudaDevice, ptr: CUdeviceptr, host: Option<*mut u8>, kind: 
         reserved: None,
         kind,
         origin: Origin::Empty,
+        _lender: None,
+    }
+}
+
+/// Takes device or managed memory that another library allocated on this
+/// platform as an allocation of `dev`, after checking with the driver that
+/// the address is CUDA memory `dev` may use (its own device memory, or
+/// managed memory) and that the whole range lies in one allocation. It
+/// frees nothing and counts nothing; its owner is dropped once the
+/// device's queued work is done.
+pub fn adopt(dev: &CudaDevice, memory: ForeignDevice) -> Result<(CudaAllocation, MemoryKind)> {
+    let (address, len) = (memory.address(), memory.len());
+    let refuse = |why: String| {
+        Error::invalid_argument(
+            "adopt_device_memory",
+            format!("{} cannot use {len} bytes at {address:#x}: {why}", dev.id),
+        )
+    };
+    dev.bind()?;
+    let PointerFacts {
+        memory_type,
+        managed,
+        ordinal,
+        start,
+        size,
+    } = pointer_facts(address).map_err(|r| refuse(describe(r)))?;
+    let kind = match (managed != 0, memory_type) {
+        (true, _) => MemoryKind::Managed,
+        (false, t) if t == sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 => MemoryKind::Device,
+        (false, 0) => return Err(refuse("the driver knows no CUDA memory at that address".into())),
+        _ => {
+            return Err(refuse(
+                "it is host memory, which anydev takes on cpu:0 (DLPack's kDLCPU and kDLCUDAHost)".into(),
+            ))
+        }
+    };
+    if kind == MemoryKind::Device && usize::try_from(ordinal).ok() != Some(dev.core.index) {
+        return Err(refuse(format!("it is memory of cuda:{ordinal}; take it there")));
+    }
+    let inside = address
+        .checked_sub(start)
+        .and_then(|from| from.checked_add(len as u64))
+        .is_some_and(|end| end <= size as u64);
+    if !inside {
+        return Err(refuse(format!(
+            "its allocation holds {size} bytes from {start:#x}, so the range runs past its end"
+        )));
+    }
+    let allocation = CudaAllocation {
+        core: Arc::clone(&dev.core),
+        ptr: address,
+        host: (kind == MemoryKind::Managed).then_some(Raw(address as *mut u8)),
+        bytes: len,
+        reserved: None,
+        kind,
+        origin: Origin::Foreign,
+        _lender: Some(memory.into_owner()),
+    };
+    Ok((allocation, kind))
+}
+
+/// What the driver says of a device address; all zero for an address it
+/// does not know.
+#[derive(Default)]
+struct PointerFacts {
+    memory_type: u32,
+    managed: u32,
+    ordinal: i32,
+    start: u64,
+    size: usize,
+}
+
+/// Asks the driver about `address` in one call (an import pays for it on
+/// every tensor).
+fn pointer_facts(address: u64) -> Result<PointerFacts, CUresult> {
+    use sys::CUpointer_attribute as A;
+    let mut facts = PointerFacts::default();
+    let mut attributes = [
+        A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+        A::CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+        A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        A::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    ];
+    let mut data: [*mut std::ffi::c_void; 5] = [
+        &mut facts.memory_type as *mut u32 as *mut _,
+        &mut facts.managed as *mut u32 as *mut _,
+        &mut facts.ordinal as *mut i32 as *mut _,
+        &mut facts.start as *mut u64 as *mut _,
+        &mut facts.size as *mut usize as *mut _,
+    ];
+    // SAFETY: each out-pointer is the C type the driver documents for the
+    // attribute beside it (CUmemorytype and the flag as 32-bit, the ordinal
+    // an int, the range's start a CUdeviceptr, its size a size_t); both
+    // arrays hold five entries. Any address may be asked about: one the
+    // driver does not know leaves the zeros.
+    let r = unsafe { sys::cuPointerGetAttributes(5, attributes.as_mut_ptr(), data.as_mut_ptr(), address) };
+    if r == CUresult::CUDA_SUCCESS {
+        Ok(facts)
+    } else {
+        Err(r)
     }
 }
 
@@ -166,6 +280,7 @@ pub fn allocate(dev: &CudaDevice, bytes: usize, kind: MemoryKind) -> Result<Cuda
             reserved: Some(size),
             kind,
             origin,
+            _lender: None,
         }),
         Err(e) => {
             core.counter.release(size);

@@ -1,10 +1,12 @@
-//! Host memory a case lends to anydev as another library would (a NumPy
-//! array, a DLPack producer's tensor), and what its owner saw of it when
-//! anydev gave it back.
+//! Memory a case lends to anydev as another library would (a NumPy
+//! array, a DLPack producer's tensor, on the host or on a device), and
+//! what its owner saw of it when anydev gave it back.
 
-use anydev_core::ForeignHost;
+use anydev_array::Array;
+use anydev_core::{ForeignDevice, ForeignHost};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// 64 `f32` words at a 256-byte boundary, the alignment the plugin ABI
@@ -69,4 +71,46 @@ pub fn lend(values: &[f32]) -> (ForeignHost, Returned) {
     // the owner touches them only in `drop`, after anydev's last use.
     let memory = unsafe { ForeignHost::new(ptr, len, Box::new(owner)) };
     (memory, Returned(returned))
+}
+
+/// Whether anydev has dropped the owner of lent device memory.
+#[derive(Clone)]
+pub struct Released(Arc<AtomicBool>);
+
+impl Released {
+    pub fn yes(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Sets the flag when dropped.
+struct Flag(Arc<AtomicBool>);
+
+impl Drop for Flag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Lends the first `len` bytes of `array`'s device memory as another
+/// library of the device's platform would lend a tensor's (by its device
+/// address), with an owner that keeps `array` alive; `None` where the
+/// device has no device addresses. `len` may run past the allocation, for
+/// cases that check the backend refuses it.
+pub fn lend_device(array: &Array, len: usize) -> Option<(ForeignDevice, Released)> {
+    let address = array.buffer().device_address()?;
+    let released = Arc::new(AtomicBool::new(false));
+    let owner = (array.clone(), Flag(Arc::clone(&released)));
+    // SAFETY: the owner holds the array, so its allocation stays live for
+    // as long as the owner; a `len` beyond it is refused by the backend,
+    // which asks the driver for the allocation's range before any use.
+    let memory = unsafe { ForeignDevice::new(address, len, Box::new(owner)) };
+    Some((memory, Released(released)))
+}
+
+/// An empty range at address 0: memory no backend can adopt, to check how
+/// each refuses it.
+pub fn no_device_memory() -> ForeignDevice {
+    // SAFETY: zero bytes need nothing kept alive.
+    unsafe { ForeignDevice::new(0, 0, Box::new(())) }
 }

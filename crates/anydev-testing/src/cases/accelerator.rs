@@ -31,6 +31,9 @@ pub fn cases() -> Vec<Case> {
         Case::new("accelerator::foreign_host_memory_in_place", foreign_host_memory)
             .op(OpCode::Binary(BinaryOp::Multiply))
             .op(OpCode::Copy),
+        Case::new("accelerator::foreign_device_memory_in_place", foreign_device_memory)
+            .op(OpCode::Binary(BinaryOp::Multiply))
+            .op(OpCode::Copy),
     ]
 }
 
@@ -153,6 +156,64 @@ fn foreign_host_memory(ctx: &CaseCtx) -> Result<(), Failure> {
     })?;
     let seen: Vec<f64> = words[..100].iter().map(|&v| f64::from(v)).collect();
     check_eq("what the owner got back", written, seen)
+}
+
+/// Device memory another library of the platform lends by address (a
+/// CUDA tensor through DLPack) is used in place where the device has
+/// device addresses: a strided view of it reads the values, writes reach
+/// the owner's memory, and the owner is dropped after the last view.
+/// Backends check the address (a range past its allocation, address 0);
+/// a device without device addresses refuses it, naming itself.
+fn foreign_device_memory(ctx: &CaseCtx) -> Result<(), Failure> {
+    let values: Vec<f64> = (0..100).map(|i| f64::from(i) - 50.5).collect();
+    let source = r::array(&values, &[100], DType::F32, ctx.device)?;
+    let refused = Array::from_foreign_device(ctx.device, lent::no_device_memory(), DType::F32, &[0], &[1], 0);
+    let Some((memory, released)) = lent::lend_device(&source, 400) else {
+        return match refused {
+            Err(Error::FeatureUnsupported { device, .. }) if device == ctx.device => Ok(()),
+            other => Err(Failure::new(
+                "from_foreign_device on a device without device addresses",
+                "FeatureUnsupported naming the device",
+                format!("{other:?}"),
+            )),
+        };
+    };
+    if !matches!(refused, Err(Error::InvalidArgument { .. })) {
+        return Err(Failure::new(
+            "from_foreign_device of address 0",
+            "InvalidArgument (the driver knows no memory there)",
+            format!("{refused:?}"),
+        ));
+    }
+    let view = Array::from_foreign_device(ctx.device, memory, DType::F32, &[50], &[2], 1)?;
+    check_eq("the device of the adopted view", ctx.device, view.device())?;
+    let odd: Vec<f64> = values.iter().skip(1).step_by(2).copied().collect();
+    r::check_array("adopted memory read in place", &[50], &odd, &view)?;
+    view.assign(&view.multiply(2.0)?)?;
+    let written: Vec<f64> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| if i % 2 == 1 { 2.0 * v } else { v })
+        .collect();
+    r::check_array(
+        "the owner's memory after a write through the view",
+        &[100],
+        &written,
+        &source,
+    )?;
+    check_eq("the owner dropped while a view uses the memory", false, released.yes())?;
+    drop(view);
+    check_eq("the owner dropped after the last view", true, released.yes())?;
+    // A terabyte from the array's address runs past any allocation.
+    let (past, _) = lent::lend_device(&source, 1 << 40).expect("the address was there a moment ago");
+    match Array::from_foreign_device(ctx.device, past, DType::F32, &[100], &[1], 0) {
+        Err(Error::InvalidArgument { message, .. }) if message.contains("past its end") => Ok(()),
+        other => Err(Failure::new(
+            "from_foreign_device of a range past the allocation",
+            "InvalidArgument saying the range runs past its end",
+            format!("{other:?}"),
+        )),
+    }
 }
 
 fn counts_and_availability(ctx: &CaseCtx) -> Result<(), Failure> {
