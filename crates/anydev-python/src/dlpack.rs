@@ -9,18 +9,22 @@
 //! exported only as a host copy, on request (`copy=True` or
 //! `dl_device=(kDLCPU, 0)`).
 //!
-//! Import (`from_dlpack`, `asarray`) uses the producer's host memory in
-//! place on `cpu:0` (`Array::from_foreign_host`), keeping the producer's
-//! tensor until the last array over it is gone; read-only, empty or
-//! misaligned memory, another target device and `copy=True` copy instead,
-//! and `copy=False` refuses to copy. A producer's device memory comes in
-//! through the host copy DLPack 1.0 lets a consumer ask for.
+//! Import (`from_dlpack`, `asarray`) puts the array on the producer's
+//! device unless told otherwise, and uses the producer's memory in place,
+//! keeping its tensor until the last array over it is gone: host memory on
+//! `cpu:0` (`Array::from_foreign_host`), and a CUDA tensor's device or
+//! managed memory on its own `cuda` device (`Array::from_foreign_device`),
+//! after the producer has ordered its pending work before anydev's stream.
+//! Read-only, empty or misaligned memory, another target device and
+//! `copy=True` copy instead, and `copy=False` refuses to copy. CUDA memory
+//! bound for another device comes in through the host copy DLPack 1.0 lets
+//! a consumer ask for.
 
 use crate::array::{unshared, PyArray};
 use crate::device::{device_of, PyDevice};
 use crate::dtype::with_element;
-use crate::errors::compute;
-use anydev::{Array, DType, Device, Element, ForeignHost, MemoryKind};
+use crate::errors::{compute, to_py};
+use anydev::{Array, DType, Device, DeviceKind, Element, ForeignDevice, ForeignHost, MemoryKind};
 use anydev_core::ordering::Access;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -658,16 +662,14 @@ fn host_code(code: i32) -> bool {
     code == KDL_CPU || code == KDL_CUDA_HOST
 }
 
-/// The tensor's dtype and shape, when anydev can take it: host memory of a
-/// dtype anydev has.
+/// Whether DLPack device type `code` is a CUDA device's own memory
+/// (device or managed), which only a `cuda` device uses in place.
+fn cuda_code(code: i32) -> bool {
+    code == KDL_CUDA || code == KDL_CUDA_MANAGED
+}
+
+/// The tensor's dtype and shape, when anydev has its dtype.
 fn layout(t: &DLTensor) -> PyResult<(DType, Vec<usize>)> {
-    if !host_code(t.device.device_type) {
-        return Err(PyBufferError::new_err(format!(
-            "anydev imports host memory (kDLCPU, kDLCUDAHost) only, not DLPack device type {}; \
-             the producer did not make the host copy anydev asked for",
-            t.device.device_type
-        )));
-    }
     let dtype = from_dl_dtype(t.dtype).ok_or_else(|| {
         PyBufferError::new_err(format!(
             "DLPack dtype (code {}, bits {}, lanes {}) has no anydev dtype",
@@ -683,12 +685,19 @@ fn layout(t: &DLTensor) -> PyResult<(DType, Vec<usize>)> {
     Ok((dtype, shape.iter().map(|&d| d as usize).collect()))
 }
 
-/// An array on `cpu:0` over the producer's memory, without a copy, or why
-/// there cannot be one (read-only or empty memory, misaligned elements).
-fn lend(release: &Arc<Release>, dtype: DType, shape: &[usize]) -> Result<Array, String> {
-    if release.read_only() {
-        return Err("the producer exports its memory read-only".into());
-    }
+/// Where a tensor's elements lie: the address of the lowest one it
+/// reaches, the bytes from there to the end of the highest, and the
+/// strides and element offset that find element 0 from that address.
+struct Extent {
+    first: u64,
+    len: usize,
+    strides: Vec<isize>,
+    offset: usize,
+}
+
+/// The extent of a tensor of `dtype` and `shape`, or why it has none
+/// (empty).
+fn extent(release: &Release, dtype: DType, shape: &[usize]) -> Result<Extent, String> {
     let t = release.tensor();
     if shape.contains(&0) || t.data.is_null() {
         return Err("the tensor has no memory to share".into());
@@ -703,27 +712,82 @@ fn lend(release: &Arc<Release>, dtype: DType, shape: &[usize]) -> Result<Array, 
         (low + reach.min(0), high + reach.max(0))
     });
     let item = dtype.size() as i64;
-    let first = (t.data as *mut u8)
-        .wrapping_add(t.byte_offset as usize)
-        .wrapping_offset((low * item) as isize);
-    let ptr = std::ptr::NonNull::new(first).ok_or("the tensor's memory is at address 0")?;
-    let len = ((high - low + 1) * item) as usize;
-    // SAFETY: the producer keeps every element of the tensor, `low..=high`
-    // from element 0, alive and writable (it is not read-only) until its
+    Ok(Extent {
+        first: (t.data as u64)
+            .wrapping_add(t.byte_offset)
+            .wrapping_add_signed(low * item),
+        len: ((high - low + 1) * item) as usize,
+        strides: strides.iter().map(|&s| s as isize).collect(),
+        offset: (-low) as usize,
+    })
+}
+
+/// An array on `cpu:0` over the producer's host memory, without a copy,
+/// or why there cannot be one (read-only or empty memory, misaligned
+/// elements).
+fn lend(release: &Arc<Release>, dtype: DType, shape: &[usize]) -> Result<Array, String> {
+    if release.read_only() {
+        return Err(READ_ONLY.into());
+    }
+    let e = extent(release, dtype, shape)?;
+    let ptr = std::ptr::NonNull::new(e.first as usize as *mut u8).ok_or("the tensor's memory is at address 0")?;
+    // SAFETY: the producer keeps every element of the tensor, `e.len` bytes
+    // from `e.first`, alive and writable (it is not read-only) until its
     // deleter runs, which the owner, a holder of `release`, delays. Writes
     // by the producer's other views are the caller's to order, as between
     // two NumPy views.
-    let memory = unsafe { ForeignHost::new(ptr, len, Box::new(Arc::clone(release))) };
-    let strides: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
-    Array::from_foreign_host(memory, dtype, shape, &strides, (-low) as usize).map_err(|e| e.to_string())
+    let memory = unsafe { ForeignHost::new(ptr, e.len, Box::new(Arc::clone(release))) };
+    Array::from_foreign_host(memory, dtype, shape, &e.strides, e.offset).map_err(|e| e.to_string())
 }
 
-/// A DLPack producer's host tensor on `device` (cpu:0 unless given).
-/// The array uses the producer's memory in place when it can (writable,
-/// aligned, not empty, and `device` reaches host memory: cpu:0, or a
+/// An array on the `cuda` device `target` over the producer's CUDA memory,
+/// without a copy, or why there cannot be one (empty memory, memory the
+/// CUDA backend will not take: another device's, misaligned). Read-only
+/// memory is the caller's to copy at once.
+fn lend_device(release: &Arc<Release>, dtype: DType, shape: &[usize], target: Device) -> Result<Array, String> {
+    let e = extent(release, dtype, shape)?;
+    // SAFETY: as in `lend`: the producer keeps the tensor's memory
+    // allocated until its deleter runs, which the owner delays, and it
+    // ordered its pending writes before `target`'s stream (the `stream`
+    // handed to `__dlpack__`). The backend checks the range with the
+    // driver before any use, and waits for its work before it lets go.
+    // Read-only memory is only read, by the copy the caller makes.
+    let memory = unsafe { ForeignDevice::new(e.first, e.len, Box::new(Arc::clone(release))) };
+    Array::from_foreign_device(target, memory, dtype, shape, &e.strides, e.offset).map_err(|e| e.to_string())
+}
+
+/// The anydev `cuda` device of a DLPack CUDA device id, where the runtime
+/// has it.
+fn cuda_device(id: i32) -> Option<Device> {
+    let index = usize::try_from(id).ok()?;
+    let kind = DeviceKind::parse("cuda").ok()?;
+    (index < anydev::accelerator::device_count("cuda")).then(|| Device::new(kind, index))
+}
+
+/// Calls the producer's `__dlpack__` with `kwargs` and DLPack 1.x's
+/// `max_version`, and takes the tensor out of the capsule.
+fn request(py: Python<'_>, x: &Bound<'_, PyAny>, kwargs: &Bound<'_, pyo3::types::PyDict>) -> PyResult<Arc<Release>> {
+    kwargs.set_item("max_version", (1, 1))?;
+    let capsule = match x.call_method("__dlpack__", (), Some(kwargs)) {
+        Ok(c) => c,
+        // Producers from before DLPack 1.0 take no max_version.
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => {
+            kwargs.del_item("max_version")?;
+            x.call_method("__dlpack__", (), Some(kwargs))?
+        }
+        Err(e) => return Err(e),
+    };
+    consume(&capsule)
+}
+
+/// A DLPack producer's tensor on `device`: by default the producer's own
+/// device (`cuda:N` for a CUDA tensor where anydev has that GPU, else
+/// `cpu:0`). The array uses the producer's memory in place when it can
+/// (writable, aligned, not empty, and `device` reaches that memory: a CUDA
+/// tensor on its own `cuda` device; host memory on cpu:0, or on a
 /// unified-memory device through `Array::share_to`) unless `copy=True`;
-/// when it cannot, it is a copy, which `copy=False` refuses. A producer's
-/// device memory (kDLCUDA) arrives through a host copy the producer makes.
+/// when it cannot, it is a copy, which `copy=False` refuses. CUDA memory
+/// bound elsewhere arrives through a host copy the producer makes.
 /// anydev arrays import without DLPack.
 pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, copy: Option<bool>) -> PyResult<Array> {
     if let Ok(a) = x.cast::<PyArray>() {
@@ -731,42 +795,60 @@ pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, co
         let target = device_of(device).unwrap_or(a.device());
         return compute(py, || unshared(a.to_device(target)?, &a, copy == Some(true)));
     }
-    let kwargs = pyo3::types::PyDict::new(py);
-    kwargs.set_item("max_version", (1, 1))?;
-    // Device memory (a CUDA tensor of PyTorch or CuPy) comes in through a
-    // host copy made by the producer, which DLPack 1.0 lets a consumer ask for.
     let producer_device = x
         .call_method0("__dlpack_device__")
         .and_then(|d| d.extract::<(i32, i32)>())
         .ok();
-    if let Some(code) = producer_device.filter(|d| !host_code(d.0)) {
+    let cuda = producer_device.filter(|d| cuda_code(d.0));
+    let home = cuda.and_then(|(_, id)| cuda_device(id));
+    let target = device_of(device).or(home).unwrap_or(Device::cpu());
+    let kwargs = pyo3::types::PyDict::new(py);
+    if let Some(code) = cuda {
+        if home == Some(target) {
+            return import_cuda(py, x, target, copy);
+        }
         if copy == Some(false) {
             return Err(PyBufferError::new_err(format!(
-                "from_dlpack(copy=False): the producer's memory is on DLPack device {code:?}, which anydev \
-                 imports only through a host copy"
+                "from_dlpack(copy=False): the producer's memory is on DLPack device {code:?}, which {target} \
+                 takes only through a host copy"
             )));
         }
-        kwargs.set_item("dl_device", (KDL_CPU, 0))?;
-        kwargs.set_item("copy", true)?;
+        ask_for_host_copy(&kwargs)?;
     }
-    let capsule = match x.call_method("__dlpack__", (), Some(&kwargs)) {
-        Ok(c) => c,
-        // Producers from before DLPack 1.0 take no max_version.
-        Err(e) if e.is_instance_of::<PyTypeError>(py) => x.call_method0("__dlpack__")?,
-        Err(e) => return Err(e),
-    };
-    let release = consume(&capsule)?;
+    import_host(py, x, &kwargs, target, copy)
+}
+
+/// DLPack 1.0's request for a copy in host memory, made by the producer.
+fn ask_for_host_copy(kwargs: &Bound<'_, pyo3::types::PyDict>) -> PyResult<()> {
+    kwargs.set_item("dl_device", (KDL_CPU, 0))?;
+    kwargs.set_item("copy", true)
+}
+
+/// The producer's host tensor (`__dlpack__(**kwargs)`) on `target`: in
+/// place where `target` reaches it and no copy is asked for, else copied.
+fn import_host(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    kwargs: &Bound<'_, pyo3::types::PyDict>,
+    target: Device,
+    copy: Option<bool>,
+) -> PyResult<Array> {
+    let release = request(py, x, kwargs)?;
+    if !host_code(release.tensor().device.device_type) {
+        return Err(PyBufferError::new_err(format!(
+            "anydev imports host memory (kDLCPU, kDLCUDAHost) on {target}, not DLPack device type {}; \
+             the producer did not make the host copy anydev asked for",
+            release.tensor().device.device_type
+        )));
+    }
     let (dtype, shape) = layout(release.tensor())?;
-    let target = device_of(device).unwrap_or(Device::cpu());
     let lent = match copy {
         Some(true) => Err("a copy was asked for".to_owned()),
         _ => lend(&release, dtype, &shape).and_then(|host| host.share_to(target).map_err(|e| e.to_string())),
     };
     match lent {
         Ok(array) => Ok(array),
-        Err(why) if copy == Some(false) => Err(PyBufferError::new_err(format!(
-            "from_dlpack(copy=False) cannot use the producer's memory in place: {why}"
-        ))),
+        Err(why) if copy == Some(false) => Err(in_place_refused(why)),
         Err(_) => {
             // SAFETY: the tensor's memory is live while `release` is held.
             let bytes = unsafe { gather(release.tensor(), dtype.size()) };
@@ -774,6 +856,56 @@ pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, co
             compute(py, || upload(&bytes, &shape, dtype, target))
         }
     }
+}
+
+/// A CUDA tensor on its own GPU, `target`: in place, or copied on the
+/// device for `copy=True`, read-only or misaligned memory. The producer
+/// orders its pending work before `target`'s default stream, which every
+/// anydev stream of the device follows.
+fn import_cuda(py: Python<'_>, x: &Bound<'_, PyAny>, target: Device, copy: Option<bool>) -> PyResult<Array> {
+    let kwargs = pyo3::types::PyDict::new(py);
+    if let Some(handle) = anydev::native_stream(target).map_err(to_py)? {
+        kwargs.set_item("stream", handle)?;
+    }
+    let release = request(py, x, &kwargs)?;
+    let code = release.tensor().device;
+    if !cuda_code(code.device_type) || i32::try_from(target.index()) != Ok(code.device_id) {
+        return Err(PyBufferError::new_err(format!(
+            "the producer exported DLPack device {:?} where its __dlpack_device__ said CUDA memory of {target}",
+            code.code()
+        )));
+    }
+    let (dtype, shape) = layout(release.tensor())?;
+    if shape.contains(&0) {
+        if copy == Some(false) {
+            return Err(in_place_refused("the tensor has no memory to share".into()));
+        }
+        return compute(py, || upload(&[], &shape, dtype, target));
+    }
+    let read_only = release.read_only();
+    if read_only && copy == Some(false) {
+        return Err(in_place_refused(READ_ONLY.into()));
+    }
+    match lend_device(&release, dtype, &shape, target) {
+        Ok(array) if copy == Some(false) || (copy.is_none() && !read_only) => Ok(array),
+        Ok(array) => compute(py, || array.copy()),
+        Err(why) if copy == Some(false) => Err(in_place_refused(why)),
+        Err(_) => {
+            // Memory the backend would not take: the producer's host copy.
+            drop(release);
+            let kwargs = pyo3::types::PyDict::new(py);
+            ask_for_host_copy(&kwargs)?;
+            import_host(py, x, &kwargs, target, Some(true))
+        }
+    }
+}
+
+const READ_ONLY: &str = "the producer exports its memory read-only";
+
+fn in_place_refused(why: String) -> PyErr {
+    PyBufferError::new_err(format!(
+        "from_dlpack(copy=False) cannot use the producer's memory in place: {why}"
+    ))
 }
 
 #[pyfunction]

@@ -283,12 +283,84 @@ def test_cupy_uses_cuda_memory_in_place(cuda_device):
     np.testing.assert_array_equal(np.asarray(x.to_device("cpu:0")), [[10, 20], [30, 40]])
 
 
-def test_cuda_tensors_of_other_libraries_import_through_a_host_copy(cuda_device):
+def test_torch_cuda_tensors_import_in_place(cuda_device):
     torch = cuda_peer("torch")
-    t = torch.arange(12, dtype=torch.float32, device=f"cuda:{cuda_device.index}").reshape(3, 4)[:, ::2]
-    x = xp.from_dlpack(t, device=cuda_device)
+    t = torch.arange(12, dtype=torch.float32, device=f"cuda:{cuda_device.index}").reshape(3, 4)
+    # The producer's device by default, over the producer's memory.
+    x = xp.from_dlpack(t)
     assert x.device == cuda_device
+    assert torch.from_dlpack(x).data_ptr() == t.data_ptr()
     np.testing.assert_array_equal(np.asarray(x.to_device("cpu:0")), t.cpu().numpy())
-    np.testing.assert_array_equal(np.asarray(xp.from_dlpack(t)), t.cpu().numpy())
+    # Writes on either side are seen on the other, once the writer's
+    # stream is done.
+    x[0, 0] = 100.0
+    xp.accelerator.synchronize(cuda_device)
+    assert t[0, 0].item() == 100.0
+    t[1, 1] = -5.0
+    torch.cuda.synchronize()
+    assert float(x[1, 1]) == -5.0
+    # Views keep their strides and offset, and still share the memory.
+    for view in (t[:, 1::2], t.T, t[2]):
+        v = xp.from_dlpack(view)
+        assert torch.from_dlpack(v).data_ptr() == view.data_ptr()
+        np.testing.assert_array_equal(np.asarray(v.to_device("cpu:0")), view.cpu().numpy())
+    assert float(xp.sum(xp.from_dlpack(t[:, ::3]))) == float(t[:, ::3].sum())
+    assert xp.asarray(t).device == cuda_device
+    # copy=False is met in place; copy=True copies on the device.
+    assert torch.from_dlpack(xp.from_dlpack(t, copy=False)).data_ptr() == t.data_ptr()
+    c = xp.from_dlpack(t, copy=True)
+    assert c.device == cuda_device and torch.from_dlpack(c).data_ptr() != t.data_ptr()
+    np.testing.assert_array_equal(np.asarray(c.to_device("cpu:0")), t.cpu().numpy())
+    # Elsewhere through the producer's host copy, which copy=False refuses.
+    np.testing.assert_array_equal(np.asarray(xp.from_dlpack(t, device="cpu:0")), t.cpu().numpy())
     with pytest.raises(BufferError, match="host copy"):
-        xp.from_dlpack(t, copy=False)
+        xp.from_dlpack(t, device="cpu:0", copy=False)
+    empty = xp.from_dlpack(t[:0])
+    assert empty.shape == (0, 4) and empty.device == cuda_device
+
+
+def test_imported_cuda_memory_outlives_the_producers_tensor(cuda_device):
+    torch = cuda_peer("torch")
+    import gc
+
+    n = 1 << 20
+    gc.collect()
+    before = torch.cuda.memory_allocated(cuda_device.index)
+    t = torch.ones(n, dtype=torch.float32, device=f"cuda:{cuda_device.index}")
+    x = xp.from_dlpack(t)
+    del t
+    gc.collect()
+    assert torch.cuda.memory_allocated(cuda_device.index) >= before + 4 * n
+    y = xp.multiply(x, 2.0)
+    assert float(xp.sum(y)) == 2.0 * n
+    del x
+    gc.collect()
+    # The producer's deleter ran: PyTorch has its memory back.
+    assert torch.cuda.memory_allocated(cuda_device.index) < before + 4 * n
+    del y
+
+
+def test_cuda_imports_wait_for_the_producers_stream(cuda_device):
+    torch = cuda_peer("torch")
+    side = torch.cuda.Stream(device=cuda_device.index)
+    with torch.cuda.stream(side):
+        # Enough queued work on a stream anydev does not know that a read
+        # not ordered after it would see the early values.
+        a = torch.ones(1 << 24, dtype=torch.float64, device=f"cuda:{cuda_device.index}")
+        for _ in range(30):
+            a.mul_(1.5)
+        x = xp.from_dlpack(a)
+        low, high = xp.min(x), xp.max(x)
+    assert float(low) == float(high) == 1.5**30
+    side.synchronize()
+
+
+def test_cupy_arrays_import_in_place(cuda_device):
+    cp = cuda_peer("cupy")
+    with cp.cuda.Device(cuda_device.index):
+        c = cp.arange(6, dtype=cp.int32).reshape(2, 3)
+        x = xp.from_dlpack(c)
+        assert x.device == cuda_device and x.dtype == xp.int32
+        x[...] = x * 10
+        xp.accelerator.synchronize(cuda_device)
+        assert c.tolist() == [[0, 10, 20], [30, 40, 50]]
