@@ -31,6 +31,9 @@ pub fn cases() -> Vec<Case> {
             .dtypes(&[DType::F32, DType::I64, DType::U8])
             .needs(Need::Op(OpCode::Copy, None))
             .all_devices(),
+        Case::new("placement::large_transfers_keep_every_element", large_transfers)
+            .dtypes(&[DType::F32])
+            .op(OpCode::Copy),
         Case::new("placement::peer_transfers_respect_declared_peers", peer_transfers)
             .needs(Need::SameKindDevices(2))
             .all_devices(),
@@ -147,6 +150,24 @@ fn round_trips(ctx: &CaseCtx) -> Result<(), Failure> {
         )?;
     }
     Ok(())
+}
+
+/// 21 MB to the device and back, each way from an element past the start
+/// of its buffer: backends that cut large host copies into chunks (CUDA's
+/// staging buffers) cross several chunk boundaries and end on a partial
+/// chunk, and every element must come back where it was.
+fn large_transfers(ctx: &CaseCtx) -> Result<(), Failure> {
+    const N: usize = 5_300_001;
+    // Each element its own index, exact in f32 (below 2^24), so a chunk
+    // moved to the wrong place or dropped shows.
+    let host = Array::from_vec((0..N).map(|i| i as f32).collect::<Vec<_>>(), &[N], Device::cpu())?;
+    let there = host.slice(&[SliceArg::from(1..)])?.to_device(ctx.device)?;
+    let back = there.slice(&[SliceArg::from(1..)])?.to_device(Device::cpu())?.to_vec::<f32>()?;
+    match back.iter().enumerate().find(|&(i, &v)| v != (i + 2) as f32) {
+        None if back.len() == N - 2 => Ok(()),
+        None => Err(Failure::new("elements back from the device", N - 2, back.len())),
+        Some((i, v)) => Err(Failure::new(format!("element {i} back from the device"), i + 2, v)),
+    }
 }
 
 fn peer_transfers(ctx: &CaseCtx) -> Result<(), Failure> {
