@@ -56,7 +56,7 @@ impl Array {
     /// as in [`Array::from_foreign_host`]. The backend checks the address
     /// first ([`anydev_core::Backend::adopt_device_memory`]) and keeps the
     /// owner until its own work on the memory is done. Order the owner's
-    /// pending writes before anydev's work with [`native_stream`].
+    /// pending writes before anydev's work with [`follow_platform_stream`].
     ///
     /// Errors: the layout errors of [`Array::from_foreign_host`]; memory the
     /// backend cannot use (another device's, not the platform's, a range
@@ -87,14 +87,13 @@ impl Array {
     }
 }
 
-/// The platform's handle of `device`'s default stream (a `CUstream` on a
-/// CUDA device), for another library to order its pending work before
-/// anydev's: what a DLPack consumer passes as `stream`. Every stream of the
-/// device starts its ops after the default stream's earlier work, so a wait
-/// enqueued there orders them all. `None` for devices without one.
-pub fn native_stream(device: Device) -> Result<Option<u64>> {
-    let backend = runtime().backend(device)?;
-    Ok(backend.native_stream(&backend.default_stream(device.index())?))
+/// Orders `device`'s work after the work queued so far on its platform's
+/// default stream (CUDA's legacy stream), and says whether it has one: a
+/// DLPack consumer asks the producer to order its pending writes before
+/// that stream (`stream=1`), then calls this. `false` for devices without
+/// such a stream.
+pub fn follow_platform_stream(device: Device) -> Result<bool> {
+    runtime().backend(device)?.follow_platform_stream(device.index())
 }
 
 /// Where a foreign array's elements lie in the memory lent to it.

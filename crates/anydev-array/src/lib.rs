@@ -73,7 +73,7 @@ pub use elementwise::*;
 pub use factorize::{
     cholesky, det, eig, eigh, eigvals, eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals,
 };
-pub use foreign::native_stream;
+pub use foreign::follow_platform_stream;
 pub use format::{EDGE_ITEMS, SUMMARY_THRESHOLD};
 pub use linalg::{matmul, tensordot, vecdot, TensordotAxes};
 pub use linalg_ext::{cross, diagonal, matrix_norm, matrix_power, outer, trace, vector_norm, NormOrd};

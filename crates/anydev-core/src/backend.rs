@@ -169,12 +169,16 @@ pub trait Backend: Send + Sync + 'static {
         })
     }
 
-    /// The platform's own handle of `stream` (a `CUstream` for CUDA), with
-    /// which another library orders its work before anydev's (DLPack's
-    /// `stream` argument); `None` where the platform has no such handle.
-    fn native_stream(&self, stream: &Stream) -> Option<u64> {
-        let _ = stream;
-        None
+    /// Makes device `index`'s default stream wait for the work queued so
+    /// far on its platform's default stream (CUDA's legacy stream), and
+    /// says whether there is one. A DLPack consumer asks the producer to
+    /// order its pending work before that stream (`stream=1`), then calls
+    /// this, so the producer's writes come before anydev's work; every
+    /// other stream of the device follows the default one. `Ok(false)`
+    /// where the platform has no such stream.
+    fn follow_platform_stream(&self, index: usize) -> Result<bool> {
+        let _ = index;
+        Ok(false)
     }
 
     /// Whether device `index` frees in stream order (the capability

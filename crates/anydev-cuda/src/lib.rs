@@ -385,8 +385,13 @@ impl Backend for CudaBackend {
         Ok((Box::new(allocation), kind))
     }
 
-    fn native_stream(&self, stream: &Stream) -> Option<u64> {
-        stream.downcast::<CudaStream>().map(|s| s.raw.0 as u64)
+    fn follow_platform_stream(&self, index: usize) -> Result<bool> {
+        let dev = self.device(index)?;
+        // CU_STREAM_LEGACY: the context's legacy default stream, whatever
+        // the calling thread's default-stream mode.
+        let legacy = 0x1 as sys::CUstream;
+        order_after(dev.stream(), dev.ctx(), legacy, dev.ctx())?;
+        Ok(true)
     }
 
     fn release(&self, allocation: Box<dyn Allocation>, pending: Vec<Event>) {

@@ -364,3 +364,12 @@ def test_cupy_arrays_import_in_place(cuda_device):
         x[...] = x * 10
         xp.accelerator.synchronize(cuda_device)
         assert c.tolist() == [[0, 10, 20], [30, 40, 50]]
+        # Work queued on a stream that does not wait for the legacy one.
+        with cp.cuda.Stream(non_blocking=True) as side:
+            a = cp.ones(1 << 24, dtype=cp.float64)
+            for _ in range(30):
+                a *= 1.5
+            y = xp.from_dlpack(a)
+            low, high = xp.min(y), xp.max(y)
+        assert float(low) == float(high) == 1.5**30
+        side.synchronize()

@@ -162,7 +162,10 @@ fn large_transfers(ctx: &CaseCtx) -> Result<(), Failure> {
     // moved to the wrong place or dropped shows.
     let host = Array::from_vec((0..N).map(|i| i as f32).collect::<Vec<_>>(), &[N], Device::cpu())?;
     let there = host.slice(&[SliceArg::from(1..)])?.to_device(ctx.device)?;
-    let back = there.slice(&[SliceArg::from(1..)])?.to_device(Device::cpu())?.to_vec::<f32>()?;
+    let back = there
+        .slice(&[SliceArg::from(1..)])?
+        .to_device(Device::cpu())?
+        .to_vec::<f32>()?;
     match back.iter().enumerate().find(|&(i, &v)| v != (i + 2) as f32) {
         None if back.len() == N - 2 => Ok(()),
         None => Err(Failure::new("elements back from the device", N - 2, back.len())),
