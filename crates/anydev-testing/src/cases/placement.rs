@@ -33,7 +33,8 @@ pub fn cases() -> Vec<Case> {
             .all_devices(),
         Case::new("placement::large_transfers_keep_every_element", large_transfers)
             .dtypes(&[DType::F32])
-            .op(OpCode::Copy),
+            .op(OpCode::Copy)
+            .needs(Need::MemoryBytes(32 << 20)),
         Case::new("placement::peer_transfers_respect_declared_peers", peer_transfers)
             .needs(Need::SameKindDevices(2))
             .all_devices(),
