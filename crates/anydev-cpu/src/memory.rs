@@ -4,239 +4,66 @@
 //! and is the only place that reads or writes it outside the kernels.
 
 use anydev_core::memory::{Allocation, Buffer, ForeignHost, MemoryCounter, MemoryStats};
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use anydev_kernels::blocks::{Block, BlockPool};
 use std::any::Any;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
-/// Alignment of every host allocation (design section 4: memory a device
-/// kernel may read is 256-byte aligned, host allocations included).
-pub const ALIGN: usize = 256;
-
-/// Blocks at least this large are kept for reuse when freed. A fresh large
-/// block costs a page fault per 4 KiB on first touch (the system hands out
-/// new zeroed pages for every big allocation), which for an elementwise op
-/// on 10^7 elements costs more than the op itself; small blocks are cheap
-/// to get from the system allocator and are not cached.
-const CACHE_MIN_BYTES: usize = 1 << 20;
-
-/// Large blocks are rounded up to this granule so that arrays of nearly the
-/// same size reuse each other's blocks.
-const CACHE_GRANULE: usize = 1 << 16;
-
-/// Freed blocks kept for reuse, at most this many bytes in all.
-const CACHE_LIMIT_BYTES: usize = 1 << 30;
-
-/// Blocks up to this size come in power-of-two size classes (from
-/// [`ALIGN`] up) and are kept for reuse too: for a small op, getting a
-/// 256-byte aligned, zeroed block from the system allocator and freeing
-/// it again cost more than the op (`posix_memalign`, `memset`, `free`
-/// and its consolidation were a sixth of a 100-element add).
-const SMALL_MAX_BYTES: usize = 64 << 10;
-
-/// The small size classes: `ALIGN << i` bytes for class `i`.
-const SMALL_CLASSES: usize = (SMALL_MAX_BYTES / ALIGN).ilog2() as usize + 1;
-
-/// Freed blocks kept per small class: at most 4 MiB in all.
-const SMALL_PER_CLASS: usize = 32;
-
-/// The host's memory: byte accounting plus caches of freed blocks, large
-/// ones by exact capacity and small ones by size class.
-///
-/// Each cache is behind a mutex: the large one's is taken only for blocks
-/// of a mebibyte or more, where the op that fills the block costs far more
-/// than the lock; each small class has its own, held for a push or a pop.
-/// Cached blocks are not "in use": the accounting counts live buffers only.
+/// The host's memory: byte accounting plus the caches of freed blocks
+/// ([`BlockPool`]). Cached blocks are not "in use": the accounting counts
+/// live buffers only, and `reserved` adds the cache.
 #[derive(Debug, Default)]
 pub struct HostMemory {
     counter: MemoryCounter,
-    cache: Mutex<BlockCache>,
-    small: [Mutex<Vec<Block>>; SMALL_CLASSES],
+    pool: BlockPool,
 }
-
-#[derive(Debug, Default)]
-struct BlockCache {
-    blocks: Vec<Block>,
-    bytes: usize,
-}
-
-#[derive(Debug)]
-struct Block {
-    ptr: NonNull<u8>,
-    capacity: usize,
-}
-
-// SAFETY: a cached block is plain memory owned by the cache alone; nothing
-// else holds its address until the cache hands it out again.
-unsafe impl Send for Block {}
 
 impl HostMemory {
     pub fn counter(&self) -> &MemoryCounter {
         &self.counter
     }
 
-    fn cache(&self) -> MutexGuard<'_, BlockCache> {
-        lock(&self.cache)
-    }
-
-    /// The free list of small blocks of `capacity`, when that is a small
-    /// size class.
-    fn small_class(&self, capacity: usize) -> Option<MutexGuard<'_, Vec<Block>>> {
-        small_class_of(capacity).map(|class| lock(&self.small[class]))
-    }
-
-    /// A block of at least `capacity` bytes: a cached one of that capacity,
-    /// else a fresh zeroed one. Cached blocks hold stale but initialised
-    /// bytes (every block starts zeroed and is only ever written whole
-    /// values), which is what `empty` promises.
-    fn obtain(&self, capacity: usize) -> Option<NonNull<u8>> {
-        if let Some(block) = self.small_class(capacity).and_then(|mut free| free.pop()) {
-            return Some(block.ptr);
-        }
-        if capacity >= CACHE_MIN_BYTES {
-            let mut cache = self.cache();
-            if let Some(i) = cache.blocks.iter().position(|b| b.capacity == capacity) {
-                let block = cache.blocks.swap_remove(i);
-                cache.bytes -= capacity;
-                return Some(block.ptr);
-            }
-        }
-        let layout = Layout::from_size_align(capacity, ALIGN).ok()?;
-        // SAFETY: `layout` has a non-zero size (callers handle zero).
-        let fresh = NonNull::new(unsafe { alloc_zeroed(layout) });
-        fresh.or_else(|| {
-            // Out of memory: give the cached blocks back and try once more.
-            self.release_cache();
-            // SAFETY: as above.
-            NonNull::new(unsafe { alloc_zeroed(layout) })
-        })
-    }
-
-    /// Takes a freed block back: into the cache when it is large and there
-    /// is room, else back to the system.
-    fn recycle(&self, ptr: NonNull<u8>, capacity: usize) {
-        if let Some(mut free) = self.small_class(capacity) {
-            if free.len() < SMALL_PER_CLASS {
-                free.push(Block { ptr, capacity });
-                return;
-            }
-        }
-        if capacity >= CACHE_MIN_BYTES {
-            let mut cache = self.cache();
-            if cache.bytes + capacity <= CACHE_LIMIT_BYTES {
-                cache.bytes += capacity;
-                cache.blocks.push(Block { ptr, capacity });
-                return;
-            }
-        }
-        free_block(ptr, capacity);
-    }
-
     /// Returns every cached block to the system.
     pub fn release_cache(&self) {
-        let blocks = std::mem::take(&mut *self.cache());
-        for block in blocks.blocks {
-            free_block(block.ptr, block.capacity);
-        }
-        for free in &self.small {
-            for block in std::mem::take(&mut *lock(free)) {
-                free_block(block.ptr, block.capacity);
-            }
-        }
-    }
-
-    /// Bytes held in the caches of freed blocks.
-    pub fn cached_bytes(&self) -> usize {
-        let small: usize = self
-            .small
-            .iter()
-            .map(|free| lock(free).iter().map(|b| b.capacity).sum::<usize>())
-            .sum();
-        self.cache().bytes + small
+        self.pool.release_cache();
     }
 
     /// The accounting, with the cached blocks counted as reserved.
     pub fn stats(&self) -> MemoryStats {
         let mut stats = self.counter.stats();
-        stats.reserved = stats.in_use + self.cached_bytes();
+        stats.reserved = stats.in_use + self.pool.cached_bytes();
         stats
     }
 }
 
-impl Drop for HostMemory {
-    fn drop(&mut self) {
-        self.release_cache();
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The small size class of blocks of `capacity` bytes, if it is one.
-fn small_class_of(capacity: usize) -> Option<usize> {
-    let class = (capacity / ALIGN).checked_ilog2()? as usize;
-    (capacity == ALIGN << class && class < SMALL_CLASSES).then_some(class)
-}
-
-fn free_block(ptr: NonNull<u8>, capacity: usize) {
-    let layout = Layout::from_size_align(capacity, ALIGN).expect("layout was valid at allocation");
-    // SAFETY: `ptr` came from `alloc_zeroed` with this same layout, and its
-    // owner (a live allocation or the cache) gives it up exactly once, here.
-    unsafe { dealloc(ptr.as_ptr(), layout) };
-}
-
-/// The capacity actually allocated for a request of `len` bytes.
-fn capacity_for(len: usize) -> Option<usize> {
-    if len >= CACHE_MIN_BYTES {
-        len.checked_next_multiple_of(CACHE_GRANULE)
-    } else if len > 0 && len <= SMALL_MAX_BYTES {
-        Some(len.next_power_of_two().max(ALIGN))
-    } else {
-        Some(len)
-    }
-}
-
-/// One block of host memory, returned to its [`HostMemory`] (and released
-/// from the accounting) when dropped.
+/// One block of host memory, returned to its [`HostMemory`]'s caches (and
+/// released from the accounting) when dropped.
 pub struct HostAllocation {
-    ptr: NonNull<u8>,
-    len: usize,
-    capacity: usize,
+    /// Taken only by `drop`.
+    block: Option<Block>,
     memory: Arc<HostMemory>,
 }
-
-// SAFETY: the allocation is plain memory owned by this value; all access
-// goes through raw pointers whose ordering the runtime guarantees (a buffer
-// is written by one op at a time and read only after that op has run).
-unsafe impl Send for HostAllocation {}
-// SAFETY: as for `Send`; `&HostAllocation` exposes no interior references.
-unsafe impl Sync for HostAllocation {}
 
 impl HostAllocation {
     /// Allocates `len` bytes (zeroed, or reused from the cache), or `None`
     /// when the system refuses. The caller has reserved `len` bytes in the
     /// memory's counter already.
     pub fn new(len: usize, memory: Arc<HostMemory>) -> Option<HostAllocation> {
-        let capacity = capacity_for(len)?;
-        let ptr = if capacity == 0 {
-            // A dangling but aligned address: never dereferenced, never freed.
-            NonNull::new(std::ptr::without_provenance_mut(ALIGN))?
-        } else {
-            memory.obtain(capacity)?
-        };
         Some(HostAllocation {
-            ptr,
-            len,
-            capacity,
+            block: Some(memory.pool.allocate(len)?),
             memory,
         })
     }
+
+    fn block(&self) -> &Block {
+        self.block.as_ref().expect("a live allocation holds its block")
+    }
+
     /// The block as the host sees it.
     pub fn view(&self) -> HostView {
         HostView {
-            ptr: self.ptr,
-            len: self.len,
+            ptr: self.block().ptr(),
+            len: self.block().len(),
         }
     }
 }
@@ -373,22 +200,23 @@ impl Allocation for HostAllocation {
     }
 
     fn host_ptr(&self) -> Option<*mut u8> {
-        Some(self.ptr.as_ptr())
+        Some(self.block().ptr().as_ptr())
     }
 }
 
 impl Drop for HostAllocation {
     fn drop(&mut self) {
-        if self.capacity > 0 {
-            self.memory.recycle(self.ptr, self.capacity);
+        if let Some(block) = self.block.take() {
+            self.memory.counter.release(block.len());
+            self.memory.pool.recycle(block);
         }
-        self.memory.counter.release(self.len);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anydev_kernels::blocks::ALIGN;
 
     fn allocate(memory: &Arc<HostMemory>, len: usize) -> HostAllocation {
         memory.counter().reserve(len).unwrap();
@@ -407,55 +235,15 @@ mod tests {
             assert!(back.iter().all(|&b| b == 0));
             assert!(a.ptr_at(len + 1).is_none());
         }
-        assert_eq!(memory.counter().stats().in_use, 0);
-        assert_eq!(memory.counter().stats().peak, 4096);
-        // 1 and 255 bytes share the 256-byte class, 4096 has its own.
-        assert_eq!(memory.cached_bytes(), 256 + 4096);
+        let stats = memory.stats();
+        assert_eq!((stats.in_use, stats.peak), (0, 4096));
+        // Freed blocks are cached, reserved but not in use: 1 and 255
+        // bytes share the 256-byte class, 4096 has its own.
+        assert_eq!(stats.reserved, 256 + 4096);
+        let block = allocate(&memory, 3000);
+        assert_eq!(memory.stats().reserved, 3000 + 256, "the 4096-byte block is reused");
+        drop(block);
         memory.release_cache();
-        assert_eq!(memory.cached_bytes(), 0);
-    }
-
-    #[test]
-    fn small_blocks_are_reused_by_size_class_up_to_a_limit() {
-        let memory = Arc::new(HostMemory::default());
-        let first = allocate(&memory, 100);
-        let address = first.view().ptr_at(0).unwrap();
-        drop(first);
-        let same_class = allocate(&memory, 200);
-        assert_eq!(same_class.view().ptr_at(0).unwrap(), address);
-        let next_class = allocate(&memory, 300);
-        assert_ne!(next_class.view().ptr_at(0).unwrap(), address);
-        assert_eq!(capacity_for(SMALL_MAX_BYTES), Some(SMALL_MAX_BYTES));
-        assert_eq!(capacity_for(SMALL_MAX_BYTES + 1), Some(SMALL_MAX_BYTES + 1));
-        drop((same_class, next_class));
-        memory.release_cache();
-        let many: Vec<HostAllocation> = (0..SMALL_PER_CLASS + 3).map(|_| allocate(&memory, 100)).collect();
-        drop(many);
-        assert_eq!(memory.cached_bytes(), SMALL_PER_CLASS * ALIGN);
-        assert_eq!(memory.stats().reserved, SMALL_PER_CLASS * ALIGN);
-        assert_eq!(memory.stats().in_use, 0);
-    }
-
-    #[test]
-    fn large_blocks_are_reused_and_the_cache_is_not_counted_as_in_use() {
-        let memory = Arc::new(HostMemory::default());
-        let len = 3 * CACHE_MIN_BYTES + 5;
-        let first = allocate(&memory, len);
-        first.view().fill(0, len - 5, &[7]);
-        let address = first.view().ptr_at(0).unwrap();
-        drop(first);
-        assert_eq!(memory.counter().stats().in_use, 0);
-        assert_eq!(memory.cached_bytes(), capacity_for(len).unwrap());
-
-        // A request that rounds to the same capacity gets the same block back.
-        let second = allocate(&memory, len + 1);
-        assert_eq!(second.view().ptr_at(0).unwrap(), address);
-        assert_eq!(memory.cached_bytes(), 0);
-        // A different capacity does not.
-        let third = allocate(&memory, len + CACHE_GRANULE);
-        assert_ne!(third.view().ptr_at(0).unwrap(), address);
-        drop((second, third));
-        memory.release_cache();
-        assert_eq!(memory.cached_bytes(), 0);
+        assert_eq!(memory.stats().reserved, 0);
     }
 }

@@ -34,6 +34,7 @@
 
 mod arith;
 mod binary;
+pub mod blocks;
 mod cast;
 mod complex;
 mod create;

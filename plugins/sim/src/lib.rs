@@ -229,6 +229,11 @@ impl Plugin for Sim {
         Ok(())
     }
 
+    fn empty_cache(&self, device: usize) -> Result<()> {
+        self.memories[device].empty_cache();
+        Ok(())
+    }
+
     fn host_pointer(&self, buffer: &SimBuffer) -> Option<NonNull<u8>> {
         (buffer.kind() != MemoryKind::Device).then(|| buffer.address())
     }

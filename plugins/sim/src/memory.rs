@@ -1,6 +1,8 @@
 //! Each simulated device's memory: separate 256-byte aligned host blocks
-//! with per-device accounting and an optional limit, plus memory imported
-//! from other allocators in unified mode.
+//! with per-device accounting, an optional limit and a cache of freed
+//! blocks (the CPU backend's [`BlockPool`], one per device, as a GPU's
+//! caching allocator keeps freed device memory), plus memory imported from
+//! other allocators in unified mode.
 //!
 //! This is the simulator's only module with raw memory. A [`SimBuffer`] is
 //! a cheap handle to an [`Arc`]'d block: the host's handle is one
@@ -10,19 +12,18 @@
 //! through [`View`]s, which are bounds-checked when they are made and keep
 //! their block alive.
 
+use anydev_kernels::blocks::{Block as PoolBlock, BlockPool, ALIGN};
 use anydev_kernels::{HostTensor, KernelError};
 use anydev_ops::{DType, Op};
 use anydev_plugin::{ForeignMemory, MemoryKind, MemoryStats, PluginError, PluginTensor, Result};
 use smallvec::SmallVec;
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Alignment of every block (design section 4).
-pub const ALIGN: usize = 256;
-
-/// One device's byte accounting.
+/// One device's byte accounting, and its freed blocks kept for reuse.
+/// The cache counts against the limit, as a GPU's does against its
+/// memory: `reserved` is the live bytes plus the cache.
 #[derive(Debug)]
 pub struct DeviceMemory {
     pub device: usize,
@@ -30,6 +31,7 @@ pub struct DeviceMemory {
     in_use: AtomicU64,
     peak: AtomicU64,
     allocations: AtomicU64,
+    pool: BlockPool,
 }
 
 impl DeviceMemory {
@@ -40,17 +42,30 @@ impl DeviceMemory {
             in_use: AtomicU64::new(0),
             peak: AtomicU64::new(0),
             allocations: AtomicU64::new(0),
+            pool: BlockPool::default(),
         }
     }
 
-    /// Reserves `bytes` against the limit, or explains why not.
+    /// Reserves `bytes` against the limit, or explains why not. Where the
+    /// cache is what stands in the way, it is given back first.
     fn reserve(&self, bytes: u64) -> Result<()> {
+        match self.try_reserve(bytes) {
+            Err(_) if self.pool.cached_bytes() > 0 => {
+                self.pool.release_cache();
+                self.try_reserve(bytes)
+            }
+            reserved => reserved,
+        }
+    }
+
+    fn try_reserve(&self, bytes: u64) -> Result<()> {
+        let cached = self.pool.cached_bytes() as u64;
         let update = self
             .in_use
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
                 current
                     .checked_add(bytes)
-                    .filter(|&next| self.limit.is_none_or(|limit| next <= limit))
+                    .filter(|&next| self.limit.is_none_or(|limit| next.saturating_add(cached) <= limit))
             });
         match update {
             Ok(previous) => {
@@ -71,19 +86,24 @@ impl DeviceMemory {
         self.allocations.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// The accounting. The simulator caches nothing, so `reserved` is
-    /// `in_use`; a device with a limit has that much memory.
+    /// The accounting; a device with a limit has that much memory.
     pub fn stats(&self) -> MemoryStats {
         let in_use = self.in_use.load(Ordering::Acquire);
+        let reserved = in_use + self.pool.cached_bytes() as u64;
         MemoryStats {
             in_use,
             peak: self.peak.load(Ordering::Acquire),
             allocations: self.allocations.load(Ordering::Acquire),
             limit: self.limit,
-            reserved: Some(in_use),
-            free: self.limit.map(|limit| limit.saturating_sub(in_use)),
+            reserved: Some(reserved),
+            free: self.limit.map(|limit| limit.saturating_sub(reserved)),
             total: self.limit,
         }
+    }
+
+    /// Gives the cached blocks back to the system.
+    pub fn empty_cache(&self) {
+        self.pool.release_cache();
     }
 
     /// Starts the peak again from the bytes in use now; an allocation that
@@ -97,31 +117,12 @@ impl DeviceMemory {
 
 /// Who frees a block.
 enum Owner {
-    /// Allocated here and accounted on that device; freed with the block.
-    Allocated(Arc<DeviceMemory>, Backing),
+    /// Allocated here and accounted on that device; back to its cache with
+    /// the block (taken only then).
+    Allocated(Arc<DeviceMemory>, Option<PoolBlock>),
     /// Another allocator's memory (an import): never freed here, not counted.
     Foreign,
 }
-
-/// Where an allocated block's bytes come from.
-enum Backing {
-    /// The global allocator, zeroed (`alloc_zeroed`).
-    Heap,
-    /// Blocks from [`MAPPED_BYTES`] up: an anonymous mapping, which the
-    /// kernel zero-fills on first touch, with transparent huge pages
-    /// asked for. A fresh 40 MB block then costs about 20 page faults
-    /// instead of 10,000 and no memset; on a VM a fault costs microseconds,
-    /// which held copies onto the simulator to a tenth of memcpy at 1e7
-    /// f32.
-    Mapped { _mapping: memmap2::MmapMut },
-}
-
-/// The size from which blocks are mapped rather than allocated: glibc's
-/// largest threshold for mapping a block itself (with 4 KiB pages). Below
-/// it a freed block goes back to the heap and the next one reuses it
-/// without faults; mapping 4 MB blocks too made a 1e6 f32 copy twice as
-/// slow.
-const MAPPED_BYTES: usize = 32 << 20;
 
 /// One block of memory; freed (or, for an import, let go) when the last
 /// handle to it drops.
@@ -143,14 +144,11 @@ unsafe impl Sync for Block {}
 
 impl Drop for Block {
     fn drop(&mut self) {
-        if let Owner::Allocated(memory, backing) = &self.owner {
-            if self.len > 0 && matches!(backing, Backing::Heap) {
-                let layout = Layout::from_size_align(self.len, ALIGN).expect("valid at allocation");
-                // SAFETY: allocated by `alloc_zeroed` with this layout, and
-                // freed once: this is the last handle to the block.
-                unsafe { dealloc(self.ptr.as_ptr(), layout) };
-            }
+        if let Owner::Allocated(memory, block) = &mut self.owner {
             memory.release(self.len as u64);
+            if let Some(block) = block.take() {
+                memory.pool.recycle(block);
+            }
         }
     }
 }
@@ -162,42 +160,26 @@ pub struct SimBuffer {
 }
 
 impl SimBuffer {
-    /// Allocates `len` zeroed bytes of `kind` on `memory`'s device.
+    /// Allocates `len` bytes of `kind` on `memory`'s device: zeroed, or a
+    /// freed block of the device's with stale but initialised bytes.
     pub fn new(len: usize, memory: &Arc<DeviceMemory>, kind: MemoryKind) -> Result<SimBuffer> {
         memory.reserve(len as u64)?;
-        let block = if len == 0 {
-            // Aligned, never dereferenced, never freed.
-            NonNull::new(ALIGN as *mut u8).map(|ptr| (ptr, Backing::Heap))
-        } else if len >= MAPPED_BYTES {
-            memmap2::MmapMut::map_anon(len).ok().and_then(|mut map| {
-                // A hint: without huge pages the block still works.
-                let _ = map.advise(memmap2::Advice::HugePage);
-                NonNull::new(map.as_mut_ptr()).map(|ptr| (ptr, Backing::Mapped { _mapping: map }))
-            })
-        } else {
-            Layout::from_size_align(len, ALIGN).ok().and_then(|layout| {
-                // SAFETY: the layout has a non-zero size.
-                NonNull::new(unsafe { alloc_zeroed(layout) }).map(|ptr| (ptr, Backing::Heap))
-            })
+        let Some(block) = memory.pool.allocate(len) else {
+            memory.release(len as u64);
+            return Err(PluginError::out_of_memory(format!(
+                "sim:{}: the host refused {len} bytes",
+                memory.device
+            )));
         };
-        match block {
-            Some((ptr, backing)) => Ok(SimBuffer {
-                block: Arc::new(Block {
-                    ptr,
-                    len,
-                    device: memory.device,
-                    kind,
-                    owner: Owner::Allocated(Arc::clone(memory), backing),
-                }),
+        Ok(SimBuffer {
+            block: Arc::new(Block {
+                ptr: block.ptr(),
+                len,
+                device: memory.device,
+                kind,
+                owner: Owner::Allocated(Arc::clone(memory), Some(block)),
             }),
-            None => {
-                memory.release(len as u64);
-                Err(PluginError::out_of_memory(format!(
-                    "sim:{}: the host refused {len} bytes",
-                    memory.device
-                )))
-            }
-        }
+        })
     }
 
     /// Wraps another allocator's memory as a buffer of `device`, owning
@@ -452,22 +434,30 @@ mod tests {
     }
 
     #[test]
-    fn heap_and_mapped_blocks_start_zeroed_and_hold_what_is_written() {
-        let memory = Arc::new(DeviceMemory::new(0, None));
-        for len in [1000, MAPPED_BYTES - 8, MAPPED_BYTES, MAPPED_BYTES + 4096 + 8] {
-            let block = SimBuffer::new(len, &memory, MemoryKind::Device).unwrap();
-            assert_eq!(block.address().as_ptr() as usize % ALIGN, 0, "{len}");
-            let mut ends = [1u8; 16];
-            block.read(0, &mut ends[..8]).unwrap();
-            block.read(len - 8, &mut ends[8..]).unwrap();
-            assert_eq!(ends, [0; 16], "{len} bytes start zeroed");
-            block.write(len - 8, &[9; 8]).unwrap();
-            block.read(len - 16, &mut ends).unwrap();
-            assert_eq!(ends, [[0; 8], [9; 8]].concat()[..], "{len}");
-            assert_eq!(memory.stats().in_use, len as u64);
-            drop(block);
-            assert_eq!((memory.stats().in_use, memory.stats().allocations), (0, 0), "{len}");
-        }
+    fn freed_blocks_are_cached_and_the_cache_yields_to_the_limit() {
+        let memory = Arc::new(DeviceMemory::new(0, Some(1 << 20)));
+        let a = SimBuffer::new(1000, &memory, MemoryKind::Device).unwrap();
+        let mut ends = [1u8; 16];
+        a.read(0, &mut ends[..8]).unwrap();
+        a.read(992, &mut ends[8..]).unwrap();
+        assert_eq!(ends, [0; 16], "a fresh block starts zeroed");
+        a.write(0, &[9; 8]).unwrap();
+        let address = a.address();
+        drop(a);
+        let s = memory.stats();
+        assert_eq!((s.in_use, s.reserved, s.free), (0, Some(1024), Some((1 << 20) - 1024)));
+        // The same size class comes back, with what was written.
+        let b = SimBuffer::new(600, &memory, MemoryKind::Device).unwrap();
+        assert_eq!(b.address(), address);
+        b.read(0, &mut ends[..8]).unwrap();
+        assert_eq!(ends[..8], [9; 8]);
+        drop(b);
+        // The whole limit is there for the taking: the cache goes first.
+        let all = SimBuffer::new(1 << 20, &memory, MemoryKind::Device).unwrap();
+        assert_eq!(memory.stats().reserved, Some(1 << 20));
+        drop(all);
+        memory.empty_cache();
+        assert_eq!(memory.stats().reserved, Some(0));
     }
 
     #[test]
