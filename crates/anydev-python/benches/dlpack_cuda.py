@@ -8,48 +8,23 @@ the default) and onto ``cpu:0`` (through the host copy the producer
 makes), to show what an import in place saves. The peers' rows are
 ``cupy.from_dlpack(t)`` and ``torch.from_dlpack(cupy_array)``, both in
 place. Every call's result is dropped inside the timed loop, so a row
-includes the release of the producer's tensor; the loop ends with a
-device synchronisation. Needs a CUDA GPU, PyTorch and CuPy:
+includes the release of the producer's tensor; each loop ends with a
+device synchronisation (``per_call.py``'s timing). Needs a CUDA GPU,
+PyTorch and CuPy:
 
     python3 crates/anydev-python/benches/dlpack_cuda.py [--device 0]
 """
 
 import argparse
-import statistics
-import time
 
 import cupy as cp
 import torch
 
 import anydev as xp
 
+from per_call import per_call
+
 SIZES = [1_000, 1_000_000, 100_000_000]
-TARGET = 0.1  # seconds per batch
-BATCHES = 5
-
-
-def per_call(fn, sync):
-    """Median seconds per call of ``fn``, each batch ended by ``sync``."""
-    fn()
-    sync()
-    calls = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        if time.perf_counter() - start > TARGET / 10:
-            break
-        calls *= 4
-    calls = max(1, int(calls * TARGET / (time.perf_counter() - start)))
-    times = []
-    for _ in range(BATCHES):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        times.append((time.perf_counter() - start) / calls)
-    return statistics.median(times)
 
 
 def main():

@@ -29,14 +29,17 @@ TARGET = 0.1  # seconds per batch
 BATCHES = 7
 
 
-def per_call(fn):
-    """Median seconds per call of ``fn``."""
+def per_call(fn, sync=lambda: None):
+    """Median seconds per call of ``fn``, each batch ended by ``sync`` (a
+    device synchronisation, for work a call only enqueues)."""
     fn()
+    sync()
     calls = 1
     while True:
         start = time.perf_counter()
         for _ in range(calls):
             fn()
+        sync()
         if time.perf_counter() - start > TARGET / 10:
             break
         calls *= 4
@@ -46,6 +49,7 @@ def per_call(fn):
         start = time.perf_counter()
         for _ in range(calls):
             fn()
+        sync()
         times.append((time.perf_counter() - start) / calls)
     return statistics.median(times)
 
