@@ -25,8 +25,12 @@ use std::sync::{Mutex, MutexGuard};
 /// read is 256-byte aligned, host memory included).
 pub const ALIGN: usize = 256;
 
-/// Blocks at least this large are cached by exact capacity.
-const LARGE_MIN_BYTES: usize = 1 << 20;
+/// Blocks above the small classes are cached by exact capacity. Up to
+/// 1 MiB they used not to be, on the grounds that the system allocator
+/// hands them out cheaply; but it hands them out zeroed, and a 10^5-element
+/// f32 add took 20.6 µs with a fresh 400 KB output and 12.2 µs with a
+/// cached one.
+const LARGE_MIN_BYTES: usize = SMALL_MAX_BYTES + 1;
 
 /// Large blocks are rounded up to this granule so that arrays of nearly the
 /// same size reuse each other's blocks.
@@ -215,15 +219,14 @@ fn small_class_of(capacity: usize) -> Option<usize> {
 }
 
 /// The capacity allocated for a request of `len` bytes: a small size
-/// class, a whole number of large granules, or `len` itself between the
-/// two.
+/// class, or a whole number of large granules.
 fn capacity_for(len: usize) -> Option<usize> {
     if len >= LARGE_MIN_BYTES {
         len.checked_next_multiple_of(LARGE_GRANULE)
-    } else if len > 0 && len <= SMALL_MAX_BYTES {
+    } else if len > 0 {
         Some(len.next_power_of_two().max(ALIGN))
     } else {
-        Some(len)
+        Some(0)
     }
 }
 
@@ -270,7 +273,7 @@ mod tests {
         let next_class = pool.allocate(300).unwrap();
         assert_ne!(next_class.ptr(), address);
         assert_eq!(capacity_for(SMALL_MAX_BYTES), Some(SMALL_MAX_BYTES));
-        assert_eq!(capacity_for(SMALL_MAX_BYTES + 1), Some(SMALL_MAX_BYTES + 1));
+        assert_eq!(capacity_for(SMALL_MAX_BYTES + 1), Some(SMALL_MAX_BYTES + LARGE_GRANULE));
         pool.recycle(same_class);
         pool.recycle(next_class);
         pool.release_cache();
