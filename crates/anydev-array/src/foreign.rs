@@ -31,13 +31,14 @@ impl Array {
         strides: &[isize],
         offset: usize,
     ) -> Result<Array> {
-        let layout = Layout {
+        let layout = Layout::checked(
             dtype,
             shape,
             strides,
             offset,
-        };
-        layout.check(memory.ptr().as_ptr() as u64, memory.len())?;
+            memory.ptr().as_ptr() as u64,
+            memory.len(),
+        )?;
         let ctx = DeviceCtx::get(runtime(), Device::cpu())?;
         let len = memory.len();
         let buffer = Buffer::new(
@@ -71,13 +72,7 @@ impl Array {
         strides: &[isize],
         offset: usize,
     ) -> Result<Array> {
-        let layout = Layout {
-            dtype,
-            shape,
-            strides,
-            offset,
-        };
-        layout.check(memory.address(), memory.len())?;
+        let layout = Layout::checked(dtype, shape, strides, offset, memory.address(), memory.len())?;
         let ctx = DeviceCtx::get(runtime(), device)?;
         ctx.check_dtype(dtype)?;
         let len = memory.len();
@@ -104,16 +99,18 @@ struct Layout<'a> {
     offset: usize,
 }
 
-impl Layout<'_> {
-    /// Checks that every element lies inside the `len` bytes from address
-    /// `base`, aligned for the dtype (kernels read elements in place).
-    fn check(&self, base: u64, len: usize) -> Result<()> {
-        let Layout {
-            dtype,
-            shape,
-            strides,
-            offset,
-        } = *self;
+impl<'a> Layout<'a> {
+    /// The layout, once every element is checked to lie inside the `len`
+    /// bytes from address `base`, aligned for the dtype (kernels read
+    /// elements in place).
+    fn checked(
+        dtype: DType,
+        shape: &'a [usize],
+        strides: &'a [isize],
+        offset: usize,
+        base: u64,
+        len: usize,
+    ) -> Result<Layout<'a>> {
         if strides.len() != shape.len() {
             return Err(Error::invalid_argument(
                 OP,
@@ -143,7 +140,12 @@ impl Layout<'_> {
                 ));
             }
         }
-        Ok(())
+        Ok(Layout {
+            dtype,
+            shape,
+            strides,
+            offset,
+        })
     }
 
     fn array(&self, buffer: Buffer, ctx: Arc<DeviceCtx>) -> Array {
