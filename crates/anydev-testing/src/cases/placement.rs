@@ -34,7 +34,9 @@ pub fn cases() -> Vec<Case> {
         Case::new("placement::large_transfers_keep_every_element", large_transfers)
             .dtypes(&[DType::F32])
             .op(OpCode::Copy)
-            .needs(Need::MemoryBytes(32 << 20)),
+            .needs(Need::MemoryBytes(32 << 20))
+            // It stages through cpu:0, whose memory the runner checks too.
+            .all_devices(),
         Case::new("placement::peer_transfers_respect_declared_peers", peer_transfers)
             .needs(Need::SameKindDevices(2))
             .all_devices(),
