@@ -103,16 +103,22 @@ impl Drop for Block {
 /// capacity and small ones by size class.
 ///
 /// Each cache is behind a mutex: the large one's is taken only for blocks
-/// of a mebibyte or more, where the op that fills the block costs far more
-/// than the lock; each small class has its own, held for a push or a pop.
+/// above the small classes, where the op that fills the block costs far
+/// more than the lock; each small class has its own, held for a push or a
+/// pop.
 #[derive(Debug, Default)]
 pub struct BlockPool {
-    large: Mutex<Vec<Block>>,
+    large: Mutex<LargeCache>,
     small: [Mutex<Vec<Block>>; SMALL_CLASSES],
-    /// Bytes held in the caches.
+    /// Bytes held in all the caches, read without a lock.
     cached: AtomicUsize,
-    /// Of `cached`, the large blocks' (bounded by [`LARGE_LIMIT_BYTES`]).
-    cached_large: AtomicUsize,
+}
+
+/// The large blocks, and their bytes (bounded by [`LARGE_LIMIT_BYTES`]).
+#[derive(Debug, Default)]
+struct LargeCache {
+    blocks: Vec<Block>,
+    bytes: usize,
 }
 
 impl BlockPool {
@@ -152,9 +158,9 @@ impl BlockPool {
             free.pop()
         } else if capacity >= LARGE_MIN_BYTES {
             let mut large = lock(&self.large);
-            let i = large.iter().position(|b| b.capacity == capacity)?;
-            self.cached_large.fetch_sub(capacity, Ordering::AcqRel);
-            Some(large.swap_remove(i))
+            let i = large.blocks.iter().position(|b| b.capacity == capacity)?;
+            large.bytes -= capacity;
+            Some(large.blocks.swap_remove(i))
         } else {
             None
         }?;
@@ -175,9 +181,9 @@ impl BlockPool {
         }
         if capacity >= LARGE_MIN_BYTES {
             let mut large = lock(&self.large);
-            if self.cached_large.load(Ordering::Acquire) + capacity <= LARGE_LIMIT_BYTES {
-                large.push(block);
-                self.cached_large.fetch_add(capacity, Ordering::AcqRel);
+            if large.bytes + capacity <= LARGE_LIMIT_BYTES {
+                large.blocks.push(block);
+                large.bytes += capacity;
                 self.cached.fetch_add(capacity, Ordering::AcqRel);
             }
         }
@@ -186,9 +192,7 @@ impl BlockPool {
     /// Gives every cached block back to the system.
     pub fn release_cache(&self) {
         let large = std::mem::take(&mut *lock(&self.large));
-        let bytes: usize = large.iter().map(|b| b.capacity).sum();
-        self.cached_large.fetch_sub(bytes, Ordering::AcqRel);
-        self.cached.fetch_sub(bytes, Ordering::AcqRel);
+        self.cached.fetch_sub(large.bytes, Ordering::AcqRel);
         for free in &self.small {
             let blocks = std::mem::take(&mut *lock(free));
             self.cached
