@@ -3,7 +3,7 @@
 
 use crate::device::GpuDevice;
 use crate::shader::layout::{HEADER, WORKGROUP};
-use crate::shader::KernelKey;
+use crate::shader::{Access, KernelKey};
 use anydev_core::{Error, Result};
 
 /// Builder of the params words (see [`crate::shader::layout`]).
@@ -135,11 +135,13 @@ pub fn ranges(total: usize, step: usize) -> impl Iterator<Item = (usize, usize)>
         .map(move |start| (start, total.min(start + step)))
 }
 
-/// One launch: a kernel, its params, its input buffers in binding order
-/// (after params), the output buffer (last binding), and the grid.
+/// One launch: a kernel and how it addresses its elements, its params,
+/// its input buffers in binding order (after params), the output buffer
+/// (last binding), and the grid.
 pub struct Launch<'a> {
     pub op: &'a str,
     pub key: KernelKey,
+    pub access: Access,
     pub params: Params,
     pub inputs: Vec<&'a wgpu::Buffer>,
     pub output: &'a wgpu::Buffer,
@@ -151,7 +153,7 @@ pub fn launch(dev: &GpuDevice, launch: Launch<'_>, unsupported: impl FnOnce() ->
     if launch.grid.contains(&0) {
         return Ok(());
     }
-    let pipeline = dev.pipelines.get(dev, &launch.key, unsupported)?;
+    let pipeline = dev.pipelines.get(dev, &launch.key, launch.access, unsupported)?;
     submit(
         dev,
         &pipeline,

@@ -5,7 +5,7 @@ use crate::device::GpuDevice;
 use crate::dispatch::{coalesce, grid, launch, ranges, threads, Launch, Params};
 use crate::memory::{self, GpuAllocation};
 use crate::shader::layout::{LOOP_BUDGET, WORKGROUP};
-use crate::shader::{matmul, KernelKey, MATMUL_TILE};
+use crate::shader::{matmul, Access, KernelKey, MATMUL_TILE};
 use anydev_core::backend::TensorRef;
 use anydev_core::ops::{Distribution, Op, Operand, ReduceOp, ScanOp};
 use anydev_core::validate::{numel, Check, MatmulDims, RandomParams, Reduction};
@@ -16,6 +16,22 @@ use anydev_core::{DType, Device, Error, Result, Scalar};
 const WORKGROUP_REDUCE_MIN: usize = 256;
 /// ...and there are too few outputs to keep the device busy otherwise.
 const WORKGROUP_REDUCE_MAX_OUTPUTS: usize = 1 << 14;
+
+/// How an elementwise kernel over the coalesced `shape` addresses operands
+/// with these `strides` and element `offsets` (the output last): see
+/// [`Access`].
+fn access(key: &KernelKey, shape: &[usize], strides: &[Vec<isize>], offsets: &[usize]) -> Access {
+    if shape.len() != 1 {
+        return Access::Strided;
+    }
+    let unit = strides.iter().all(|s| s[0] == 1);
+    let at_start = offsets.iter().all(|&o| o == 0);
+    if unit && at_start && key.vectorizes() {
+        Access::Vector
+    } else {
+        Access::Linear
+    }
+}
 
 /// One op call being translated on one device.
 pub struct Exec<'a> {
@@ -62,6 +78,7 @@ impl<'a> Exec<'a> {
         let l = Launch {
             op: self.name,
             key,
+            access: Access::Strided,
             params,
             inputs,
             output,
@@ -92,10 +109,18 @@ impl<'a> Exec<'a> {
             self.check().expect_shape(t, out.shape, "every operand")?;
         }
         let strides: Vec<&[isize]> = tensors.iter().map(|t| t.strides).collect();
-        let (shape, strides) = coalesce(out.shape, &strides);
-        let mut params = Params::new(self.name, n, &shape)?;
-        for (t, strides) in tensors.iter().zip(&strides) {
-            params.operand(self.name, self.elements(t)?, strides)?;
+        let (mut shape, mut strides) = coalesce(out.shape, &strides);
+        if shape.is_empty() {
+            // One element: a one-dimensional space of one.
+            shape = vec![1];
+            strides = vec![vec![0]; tensors.len()];
+        }
+        let offsets = tensors.iter().map(|t| self.elements(t)).collect::<Result<Vec<_>>>()?;
+        let access = access(&key, &shape, &strides, &offsets);
+        let threads_needed = if access == Access::Vector { n.div_ceil(4) } else { n };
+        let mut params = Params::new(self.name, threads_needed, &shape)?;
+        for (&offset, strides) in offsets.iter().zip(&strides) {
+            params.operand(self.name, offset, strides)?;
         }
         for (slot, operand) in operands.iter().enumerate() {
             // No wgpu device holds c128, the one dtype wider than 64 bits.
@@ -107,8 +132,16 @@ impl<'a> Exec<'a> {
             .iter()
             .map(|t| self.buffer(t))
             .collect::<Result<Vec<_>>>()?;
-        let grid = threads(self.dev, self.name, n)?;
-        self.run(key, params, inputs, self.buffer(out)?, grid, dtype)
+        let l = Launch {
+            op: self.name,
+            key,
+            access,
+            params,
+            inputs,
+            output: self.buffer(out)?,
+            grid: threads(self.dev, self.name, threads_needed)?,
+        };
+        launch(self.dev, l, || self.check().unsupported(dtype))
     }
 
     pub fn execute(&self, op: &Op<'_, TensorRef<'_>>) -> Result<()> {

@@ -1,16 +1,16 @@
-//! Compiled compute pipelines, one per [`KernelKey`] per device: each
-//! kernel is generated and compiled the first time it is used and reused
-//! after that.
+//! Compiled compute pipelines, one per [`KernelKey`] and [`Access`] per
+//! device: each kernel is generated and compiled the first time it is
+//! used and reused after that.
 
 use crate::device::{lock, GpuDevice};
-use crate::shader::{self, KernelKey};
+use crate::shader::{self, Access, KernelKey};
 use anydev_core::{Error, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 #[derive(Default)]
 pub struct PipelineCache {
-    pipelines: Mutex<HashMap<KernelKey, Arc<wgpu::ComputePipeline>>>,
+    pipelines: Mutex<HashMap<(KernelKey, Access), Arc<wgpu::ComputePipeline>>>,
     /// Extension ops' WGSL kernels, by the key their call gives.
     extensions: Mutex<HashMap<String, Arc<wgpu::ComputePipeline>>>,
 }
@@ -25,26 +25,27 @@ impl PipelineCache {
         self.len() == 0
     }
 
-    /// The pipeline for `key`, compiling it on first use. `unsupported`
-    /// builds the error for a key the generator refuses.
+    /// The pipeline for `key` written for `access`, compiling it on first
+    /// use. `unsupported` builds the error for a key the generator refuses.
     pub fn get(
         &self,
         device: &GpuDevice,
         key: &KernelKey,
+        access: Access,
         unsupported: impl FnOnce() -> Error,
     ) -> Result<Arc<wgpu::ComputePipeline>> {
-        if let Some(p) = lock(&self.pipelines).get(key) {
+        if let Some(p) = lock(&self.pipelines).get(&(*key, access)) {
             return Ok(Arc::clone(p));
         }
-        let source = shader::source(key).ok_or_else(unsupported)?;
-        let label = format!("{key:?}");
+        let source = shader::source(key, access).ok_or_else(unsupported)?;
+        let label = format!("{key:?} {access:?}");
         let pipeline = compile(device, &label, &source, "main").map_err(|e| {
             Error::backend(
                 crate::NAME,
                 format!("the generated kernel {label} failed to compile (a bug in anydev-wgpu): {e}"),
             )
         })?;
-        lock(&self.pipelines).insert(*key, Arc::clone(&pipeline));
+        lock(&self.pipelines).insert((*key, access), Arc::clone(&pipeline));
         Ok(pipeline)
     }
 
@@ -95,7 +96,7 @@ fn compile(
 #[cfg(test)]
 mod tests {
     use crate::adapter::{open_devices, InitOptions};
-    use crate::shader::{supports, KernelKey};
+    use crate::shader::{self, supports, Access, KernelKey};
     use anydev_core::ops::OpCode;
     use anydev_core::{DType, Error};
 
@@ -180,7 +181,8 @@ mod tests {
     }
 
     /// Every generated kernel of every supported pair compiles on every
-    /// device, and a pair declared unsupported has no kernel to compile.
+    /// device, in every access it has a form for, and a pair declared
+    /// unsupported has no kernel to compile.
     #[test]
     fn every_supported_kernel_compiles() {
         let devices = match open_devices(&InitOptions::from_env().unwrap()) {
@@ -203,9 +205,15 @@ mod tests {
                         if !dev.features.holds(needs) {
                             continue;
                         }
-                        let unsupported = || Error::backend("test", "unsupported");
-                        if let Err(e) = dev.pipelines.get(dev, &key, unsupported) {
-                            failures.push(format!("{key:?}: {e}"));
+                        for access in [Access::Strided, Access::Linear, Access::Vector] {
+                            // Strided is every kernel's form; the others are optional.
+                            if access != Access::Strided && shader::source(&key, access).is_none() {
+                                continue;
+                            }
+                            let unsupported = || Error::backend("test", "unsupported");
+                            if let Err(e) = dev.pipelines.get(dev, &key, access, unsupported) {
+                                failures.push(format!("{key:?} {access:?}: {e}"));
+                            }
                         }
                     }
                 }

@@ -680,3 +680,83 @@ fn where_fill_copy_and_arange() {
         .unwrap_err();
     assert!(matches!(err, anydev_core::Error::Unsupported { .. }), "{err}");
 }
+
+/// One-dimensional operands take the kernels' linear and `vec4` forms
+/// (chosen per call from strides and offsets): every length around the
+/// vector width, operands that start on and off a multiple of four
+/// elements, a broadcast operand, scalars, and outputs inside a larger
+/// buffer whose elements outside the view must keep their values.
+#[test]
+fn one_dimensional_operands_at_every_length_and_offset() {
+    let g = gpu_or_skip!();
+    const SENTINEL: f64 = -77.0;
+    let lengths = [0usize, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 1023, 1029];
+    for n in lengths {
+        for (x_off, out_off) in [(0, 0), (1, 0), (0, 3), (4, 8), (2, 6), (5, 5)] {
+            let x: Vec<f64> = (0..n).map(|i| (i as f64) * 0.5 - 3.0).collect();
+            let y: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
+            let padded = |values: &[f64], off: usize| {
+                let mut v = vec![SENTINEL; off];
+                v.extend_from_slice(values);
+                v.extend([SENTINEL; 5]);
+                v
+            };
+            let shape = [n];
+            let unit = [1isize];
+            let xb = g.upload(&encode(DType::F32, &padded(&x, x_off)));
+            let yb = g.upload(&encode(DType::F32, &padded(&y, x_off)));
+            let ob = g.upload(&encode(DType::F32, &padded(&vec![0.0; n], out_off)));
+            let xt = tensor(&xb, DType::F32, &shape, &unit, x_off);
+            let yt = tensor(&yb, DType::F32, &shape, &unit, x_off);
+            let ot = tensor(&ob, DType::F32, &shape, &unit, out_off);
+            let check = |what: &str, want: Vec<f64>| {
+                let got = decode(DType::F32, &g.download(&ob));
+                assert_eq!(
+                    got,
+                    padded(&want, out_off),
+                    "{what}, n = {n}, offsets {x_off}, {out_off}"
+                );
+            };
+            let add = |rhs| Op::Binary {
+                op: BinaryOp::Add,
+                lhs: Operand::Tensor(xt),
+                rhs,
+                out: ot,
+            };
+            g.run(&add(Operand::Tensor(yt))).unwrap();
+            check("x + y", (0..n).map(|i| round_to(DType::F32, x[i] + y[i])).collect());
+            g.run(&add(Operand::Scalar(Scalar::F32(2.0)))).unwrap();
+            check("x + 2", (0..n).map(|i| x[i] + 2.0).collect());
+            // The first element of y broadcast along the axis.
+            let first = tensor(&yb, DType::F32, &shape, &[0], x_off);
+            g.run(&add(Operand::Tensor(first))).unwrap();
+            check(
+                "x + y[0]",
+                (0..n).map(|i| x[i] + y.first().copied().unwrap_or(0.0)).collect(),
+            );
+            g.run(&Op::Unary {
+                op: UnaryOp::Negative,
+                x: yt,
+                out: ot,
+            })
+            .unwrap();
+            check("-y", y.iter().map(|v| -v).collect());
+            g.run(&Op::Fill {
+                out: ot,
+                value: Scalar::F32(9.5),
+            })
+            .unwrap();
+            check("fill", vec![9.5; n]);
+            let ib = g.upload(&encode_int(
+                DType::I32,
+                &(0..n as i128 + x_off as i128).collect::<Vec<_>>(),
+            ));
+            g.run(&Op::Cast {
+                x: tensor(&ib, DType::I32, &shape, &unit, x_off),
+                out: ot,
+            })
+            .unwrap();
+            check("cast", (0..n).map(|i| (i + x_off) as f64).collect());
+        }
+    }
+}

@@ -51,6 +51,14 @@ fn operand_offset(i: u32, k: u32) -> i32 {{
   return off;
 }}
 
+/// Element offset of index `i` in operand `k` of a one-dimensional space
+/// (`Access::Linear`): its base plus `i` times its one stride, from words
+/// whose positions are constants once `k` is.
+fn linear_offset(i: u32, k: u32) -> i32 {{
+  let base = {HEADER}u + 1u + 2u * k;
+  return params[base] + i32(i) * params[base + 1u];
+}}
+
 /// First word after the layouts of `count` operands.
 fn tail(count: u32) -> u32 {{
   let nd = rank();

@@ -1,10 +1,36 @@
 //! The elementwise kernel template: one thread per element of the
-//! iteration space, each operand found through its own strides (zero
-//! strides broadcast), a body that computes `r`, one store.
+//! iteration space (or per four, see [`Access::Vector`]), each operand
+//! found through its own strides (zero strides broadcast), a body that
+//! computes `r`, one store.
 
 use super::dtype::Repr;
-use super::layout::{entry, frame};
+use super::layout::{entry, frame, HEADER};
 use std::collections::BTreeSet;
+
+/// How the threads of an elementwise kernel find their elements, chosen
+/// per call from the operands' layouts (`Exec::elementwise`). On
+/// llvmpipe the general walk over the shape, even when it ends after one
+/// dimension, made an `add` of contiguous f32 arrays five times slower
+/// than a kernel that indexes them directly; `vec4` loads and stores
+/// halve the time again (docs/performance.md, "wgpu: contiguous and
+/// vector kernels").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Any layout: each operand's offset from the iteration shape and its
+    /// strides (`operand_offset`).
+    Strided,
+    /// A one-dimensional iteration space: an operand's offset is its
+    /// base plus the index times its one stride (`linear_offset`).
+    Linear,
+    /// One-dimensional, every tensor operand and the output with unit
+    /// stride starting at its buffer's first element, all in 4-byte
+    /// types: each thread loads and stores four elements as one `vec4`,
+    /// at the same index in every binding. Only for kernels whose body
+    /// reads nothing but the operands' values
+    /// ([`super::KernelKey::vectorizes`]). An offset read from the params,
+    /// even a uniform one, cost llvmpipe a quarter of the kernel's time.
+    Vector,
+}
 
 /// One operand of an elementwise kernel.
 #[derive(Clone, Debug)]
@@ -60,7 +86,15 @@ pub fn helpers_for<'a>(types: impl IntoIterator<Item = &'a str>) -> String {
     text
 }
 
-pub fn source(spec: &MapSpec) -> String {
+/// The kernel's WGSL for `access`.
+pub fn source(spec: &MapSpec, access: Access) -> String {
+    if access == Access::Vector {
+        return vector_source(spec);
+    }
+    let offset = match access {
+        Access::Linear => "linear_offset",
+        _ => "operand_offset",
+    };
     let mut decls = String::new();
     let mut slot = 1u32;
     let mut body = String::new();
@@ -71,7 +105,7 @@ pub fn source(spec: &MapSpec) -> String {
             Operand::Tensor { repr, load } => {
                 decls.push_str(&repr.binding(slot, &format!("t{k}"), false));
                 slot += 1;
-                body.push_str(&format!("  let o{k} = operand_offset(i, {tensor}u);\n"));
+                body.push_str(&format!("  let o{k} = {offset}(i, {tensor}u);\n"));
                 if *load {
                     body.push_str(&format!("  let v{k} = ld_t{k}(o{k});\n"));
                 }
@@ -79,10 +113,7 @@ pub fn source(spec: &MapSpec) -> String {
                 types.push(repr.compute);
             }
             Operand::Scalar { repr, slot: s } => {
-                body.push_str(&format!(
-                    "  let v{k} = {};\n",
-                    repr.from_meta(&format!("{}u", 2 + 2 * s))
-                ));
+                body.push_str(&format!("  let v{k} = {};\n", scalar(repr, *s)));
                 types.push(repr.compute);
             }
         }
@@ -94,7 +125,7 @@ pub fn source(spec: &MapSpec) -> String {
     }
     decls.push_str(&spec.out.binding(slot, "out", true));
     types.push(spec.out.compute);
-    body.push_str(&format!("  let oo = operand_offset(i, {tensor}u);\n"));
+    body.push_str(&format!("  let oo = {offset}(i, {tensor}u);\n"));
     format!(
         "{frame}\n{decls}\n{helpers}\n{functions}\n{entry}{body}{user}\n  st_out(oo, r);\n}}\n",
         frame = frame(),
@@ -102,5 +133,71 @@ pub fn source(spec: &MapSpec) -> String {
         functions = spec.functions,
         entry = entry(),
         user = spec.body,
+    )
+}
+
+/// WGSL reading scalar operand `slot` from the params.
+fn scalar(repr: &Repr, slot: u32) -> String {
+    repr.from_meta(&format!("{}u", 2 + 2 * slot))
+}
+
+/// [`Access::Vector`]: thread `i` computes elements `4i..4i+4` by calling
+/// the body, wrapped as `element(v0, v1, ...)`, once per component. The
+/// last thread of a length that is not a multiple of four stores only
+/// the components in range, one at a time; its loads may read up to three
+/// elements past the operands' ends, which stay inside their buffers
+/// because every allocation is a multiple of 16 bytes (`memory.rs`).
+fn vector_source(spec: &MapSpec) -> String {
+    let mut decls = String::new();
+    let mut params = Vec::new();
+    let mut loads = String::new();
+    let mut args: Vec<String> = Vec::new();
+    let mut tensor = 0u32;
+    let mut types: Vec<&str> = spec.uses.clone();
+    for (k, operand) in spec.operands.iter().enumerate() {
+        match operand {
+            Operand::Tensor { repr, .. } => {
+                let word = repr.word.unwrap_or(repr.compute);
+                decls.push_str(&format!(
+                    "@group(0) @binding({slot}) var<storage, read> t{k}: array<vec4<{word}>>;\n",
+                    slot = tensor + 1
+                ));
+                loads.push_str(&format!("  let w{k} = t{k}[i];\n"));
+                args.push(format!("w{k}[c]"));
+                tensor += 1;
+            }
+            Operand::Scalar { repr, slot } => {
+                loads.push_str(&format!("  let s{k} = {};\n", scalar(repr, *slot)));
+                args.push(format!("s{k}"));
+            }
+        }
+        let repr = match operand {
+            Operand::Tensor { repr, .. } | Operand::Scalar { repr, .. } => repr,
+        };
+        params.push(format!("v{k}: {}", repr.compute));
+        types.push(repr.compute);
+    }
+    let out = spec.out.compute;
+    types.push(out);
+    decls.push_str(&format!(
+        "@group(0) @binding({slot}) var<storage, read_write> out: array<vec4<{word}>>;\n",
+        slot = tensor + 1,
+        word = spec.out.word.unwrap_or(out),
+    ));
+    let call = |c: &str| format!("element({})", args.join(", ").replace("[c]", c));
+    let lanes = [".x", ".y", ".z", ".w"].map(call).join(", ");
+    format!(
+        "{frame}\n{decls}\n{helpers}\n{functions}\n\
+         fn element({params}) -> {out} {{\n{user}\n  return r;\n}}\n\n\
+         {entry}  let n = u32(params[{HEADER}]);\n  let e = 4u * i;\n{loads}\
+         \x20 if (e + 4u <= n) {{\n    out[i] = vec4<{out}>({lanes});\n  }} else {{\n\
+         \x20   for (var c = 0u; e + c < n; c = c + 1u) {{\n      out[i][c] = {tail};\n    }}\n  }}\n}}\n",
+        frame = frame(),
+        helpers = helpers_for(types),
+        functions = spec.functions,
+        params = params.join(", "),
+        user = spec.body,
+        entry = entry(),
+        tail = call("[c]"),
     )
 }

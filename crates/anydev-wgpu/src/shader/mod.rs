@@ -21,6 +21,7 @@ mod sort;
 
 use anydev_ops::{BinaryOp, DType, OpCode, ReduceOp, ScanOp, UnaryOp};
 use dtype::{Repr, ShaderFeatures};
+pub use map::Access;
 use map::{MapSpec, Operand};
 
 pub use matmul::TILE as MATMUL_TILE;
@@ -114,9 +115,41 @@ pub fn supports(features: ShaderFeatures, op: OpCode, dtype: DType) -> bool {
     }
 }
 
-/// The WGSL source of a kernel, or `None` when the op is unsupported for
-/// its dtypes (the caller has checked device features).
-pub fn source(key: &KernelKey) -> Option<String> {
+impl KernelKey {
+    /// Whether [`Access::Vector`] applies: the kernel computes each element
+    /// from its operands' values alone, and every tensor operand and the
+    /// output are 4-byte scalars (`vec4` of `f32`, `i32` or `u32`).
+    pub fn vectorizes(&self) -> bool {
+        let four = |d: DType| matches!(d, DType::F32 | DType::I32 | DType::U32);
+        match *self {
+            KernelKey::Unary { op, dtype } => four(dtype) && four(op.output_dtype(dtype)),
+            KernelKey::Binary { op, dtype, .. } => four(dtype) && !op.outputs_bool(),
+            KernelKey::Cast { from, to } => four(from) && four(to),
+            KernelKey::Copy(d) | KernelKey::Fill(d) => four(d),
+            _ => false,
+        }
+    }
+}
+
+/// A generated kernel before its source is written out.
+enum Kernel {
+    /// An elementwise kernel, written for the [`Access`] of the call.
+    Map(MapSpec),
+    /// Any other kernel: one source for every layout.
+    Whole(String),
+}
+
+/// The WGSL source of a kernel for `access`, or `None` when the op is
+/// unsupported for its dtypes (the caller has checked device features)
+/// or the kernel has no form for that access.
+pub fn source(key: &KernelKey, access: Access) -> Option<String> {
+    match kernel(key)? {
+        Kernel::Map(spec) => (access != Access::Vector || key.vectorizes()).then(|| map::source(&spec, access)),
+        Kernel::Whole(text) => (access == Access::Strided).then_some(text),
+    }
+}
+
+fn kernel(key: &KernelKey) -> Option<Kernel> {
     let of = Repr::of;
     let bool_repr = of(DType::Bool);
     Some(match *key {
@@ -124,7 +157,7 @@ pub fn source(key: &KernelKey) -> Option<String> {
             let r = of(dtype);
             let expr = exprs::unary(op, &r)?;
             let out = of(op.output_dtype(dtype));
-            map::source(&elementwise(
+            Kernel::Map(elementwise(
                 vec![tensor(r)],
                 out,
                 format!("  let a = v0;\n  let r = {};", expr.into_value()),
@@ -140,7 +173,7 @@ pub fn source(key: &KernelKey) -> Option<String> {
             let expr = exprs::binary(op, &r)?;
             let out = if op.outputs_bool() { bool_repr } else { r };
             let operands = vec![either(r, lhs_scalar, 0), either(r, rhs_scalar, 1)];
-            map::source(&elementwise(
+            Kernel::Map(elementwise(
                 operands,
                 out,
                 format!("  let a = v0;\n  let b = v1;\n  let r = {};", expr.into_value()),
@@ -148,7 +181,7 @@ pub fn source(key: &KernelKey) -> Option<String> {
         }
         KernelKey::Cast { from, to } => {
             let (s, d) = (of(from), of(to));
-            map::source(&elementwise(
+            Kernel::Map(elementwise(
                 vec![tensor(s)],
                 d,
                 format!("  let r = {};", exprs::cast(&s, &d, "v0")),
@@ -161,12 +194,12 @@ pub fn source(key: &KernelKey) -> Option<String> {
         } => {
             let r = of(dtype);
             let operands = vec![tensor(bool_repr), either(r, x_scalar, 1), either(r, y_scalar, 2)];
-            map::source(&elementwise(operands, r, "  let r = select(v2, v1, v0 != 0u);".into()))
+            Kernel::Map(elementwise(operands, r, "  let r = select(v2, v1, v0 != 0u);".into()))
         }
-        KernelKey::Copy(dtype) => map::source(&elementwise(vec![tensor(of(dtype))], of(dtype), "  let r = v0;".into())),
+        KernelKey::Copy(dtype) => Kernel::Map(elementwise(vec![tensor(of(dtype))], of(dtype), "  let r = v0;".into())),
         KernelKey::Fill(dtype) => {
             let r = of(dtype);
-            map::source(&elementwise(
+            Kernel::Map(elementwise(
                 vec![Operand::Scalar { repr: r, slot: 0 }],
                 r,
                 "  let r = v0;".into(),
@@ -179,13 +212,13 @@ pub fn source(key: &KernelKey) -> Option<String> {
                 Operand::Scalar { repr: v, slot: 1 },
             ];
             let value = format!("(v0 + {}(i) * v1)", v.compute);
-            map::source(&elementwise(
+            Kernel::Map(elementwise(
                 scalars,
                 o,
                 format!("  let r = {};", exprs::cast(&v, &o, &value)),
             ))
         }
-        KernelKey::Random { out, via, normal } => map::source(&random::spec(&of(out), via, normal)?),
+        KernelKey::Random { out, via, normal } => Kernel::Map(random::spec(&of(out), via, normal)?),
         KernelKey::Take(dtype) => {
             // Operand 0: the index for this output element (strides only on
             // the axis); operand 1: `x` with a zero stride on the axis.
@@ -197,7 +230,7 @@ pub fn source(key: &KernelKey) -> Option<String> {
                     load: false,
                 },
             ];
-            map::source(&elementwise(
+            Kernel::Map(elementwise(
                 operands,
                 of(dtype),
                 "  let r = ld_t1(o1 + i32(v0) * params[2]);".into(),
@@ -226,7 +259,7 @@ pub fn source(key: &KernelKey) -> Option<String> {
             );
             let mut spec = elementwise(vec![tensor(r)], of(DType::I64), body);
             spec.extra = vec![r];
-            map::source(&spec)
+            Kernel::Map(spec)
         }
         KernelKey::Reduce { op, dtype, workgroup } => {
             let x = of(dtype);
@@ -238,13 +271,13 @@ pub fn source(key: &KernelKey) -> Option<String> {
                 ReduceOp::ArgMax | ReduceOp::ArgMin => of(DType::I64),
                 _ => x,
             };
-            reduce::source(op, &x, &out, workgroup)
+            Kernel::Whole(reduce::source(op, &x, &out, workgroup))
         }
-        KernelKey::Scan { op, dtype } => lines::scan(op, &of(dtype)),
-        KernelKey::SortStage { dtype, descending } => sort::stage(&of(dtype), descending),
-        KernelKey::SortGather { dtype, arg } => sort::gather(&of(dtype), arg),
-        KernelKey::Matmul(dtype) => matmul::source(&of(dtype)),
-        KernelKey::Nonzero(dtype) => nonzero::source(&of(dtype)),
+        KernelKey::Scan { op, dtype } => Kernel::Whole(lines::scan(op, &of(dtype))),
+        KernelKey::SortStage { dtype, descending } => Kernel::Whole(sort::stage(&of(dtype), descending)),
+        KernelKey::SortGather { dtype, arg } => Kernel::Whole(sort::gather(&of(dtype), arg)),
+        KernelKey::Matmul(dtype) => Kernel::Whole(matmul::source(&of(dtype))),
+        KernelKey::Nonzero(dtype) => Kernel::Whole(nonzero::source(&of(dtype))),
     })
 }
 
