@@ -5,7 +5,7 @@ use crate::device::GpuDevice;
 use crate::dispatch::{coalesce, grid, launch, ranges, threads, Launch, Params};
 use crate::memory::{self, GpuAllocation};
 use crate::shader::layout::{LOOP_BUDGET, WORKGROUP};
-use crate::shader::{matmul, Access, KernelKey, MATMUL_TILE};
+use crate::shader::{matmul, Access, KernelKey, ReduceForm, MATMUL_TILE};
 use anydev_core::backend::TensorRef;
 use anydev_core::ops::{Distribution, Op, Operand, ReduceOp, ScanOp};
 use anydev_core::validate::{numel, Check, MatmulDims, RandomParams, Reduction};
@@ -16,6 +16,28 @@ use anydev_core::{DType, Device, Error, Result, Scalar};
 const WORKGROUP_REDUCE_MIN: usize = 256;
 /// ...and there are too few outputs to keep the device busy otherwise.
 const WORKGROUP_REDUCE_MAX_OUTPUTS: usize = 1 << 14;
+/// A reduction with fewer outputs than this spreads each output over
+/// several threads that write partial results (`ReduceForm::Split`)...
+const SPLIT_MAX_OUTPUTS: usize = 256;
+/// ...each folding about this many elements...
+const SPLIT_GRAIN: usize = 64;
+/// ...with at most this many threads per output (more when one thread
+/// would otherwise loop past `LOOP_BUDGET`).
+const SPLIT_MAX_PARTS: usize = 4096;
+
+/// The reduced sub-space in the params tail: its length, rank, shape and
+/// strides (see `shader::reduce`).
+fn push_reduced(params: &mut Params, op: &str, n_red: usize, (shape, strides): (&[usize], &[isize])) -> Result<()> {
+    params.push(op, n_red as i128)?;
+    params.push(op, shape.len() as i128)?;
+    for &n in shape {
+        params.push(op, n as i128)?;
+    }
+    for &s in strides {
+        params.push(op, s as i128)?;
+    }
+    Ok(())
+}
 
 /// How an elementwise kernel over the coalesced `shape` addresses operands
 /// with these `strides` and element `offsets` (the output last): see
@@ -326,9 +348,71 @@ impl<'a> Exec<'a> {
         let (shape, kept_strides) = coalesce(&shape, &[x.strides, out.strides]);
         let red_strides: Vec<isize> = axes.iter().map(|&a| x.strides[a]).collect();
         let (red_shape, red_strides) = coalesce(&red_shape, &[&red_strides]);
-        let red_strides = &red_strides[0];
+        let x_layout = (self.buffer(x)?, self.elements(x)?, kept_strides[0].as_slice());
+        let out_layout = (self.buffer(out)?, self.elements(out)?, kept_strides[1].as_slice());
+        let reduced = (red_shape.as_slice(), red_strides[0].as_slice());
+        // Threads per output: enough for each to fold about SPLIT_GRAIN
+        // elements, at most SPLIT_MAX_PARTS unless the loop budget needs more.
+        let parts = (n_red / SPLIT_GRAIN)
+            .min(SPLIT_MAX_PARTS)
+            .max(n_red.div_ceil(LOOP_BUDGET));
+        let split = (1..SPLIT_MAX_OUTPUTS).contains(&n_out)
+            && parts >= 2
+            && reduced.0.len() == 1
+            && !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
+        if !split {
+            return self.fold(op, x.dtype, &shape, x_layout, out_layout, reduced);
+        }
+        // Partial results, output by output, each output's parts together.
+        let partials = n_out * parts;
+        let scratch = memory::allocate(self.dev, self.id, self.index, partials * out.dtype.size())?;
+        let mut params = Params::new(self.name, partials, &shape)?;
+        params.operand(self.name, x_layout.1, x_layout.2)?;
+        params.operand(self.name, 0, &vec![0; shape.len()])?;
+        push_reduced(&mut params, self.name, n_red, reduced)?;
+        params.scalar(0, 0);
+        params.scalar(1, n_red as u64);
+        params.scalar(2, parts as u64);
+        let vector = n_out == 1 && reduced.1[0] == 1 && x_layout.1 == 0 && crate::shader::four_bytes(x.dtype);
+        let form = if vector {
+            ReduceForm::SplitVector
+        } else {
+            ReduceForm::Split
+        };
+        let key = KernelKey::Reduce {
+            op,
+            dtype: x.dtype,
+            form,
+        };
+        let grid = threads(self.dev, self.name, partials)?;
+        self.run(key, params, vec![x_layout.0], &scratch.buffer, grid, x.dtype)?;
+        // Output `o`'s parts start at element `o * parts` of the scratch.
+        let mut scratch_strides = vec![0isize; shape.len()];
+        let mut step = parts as isize;
+        for d in (0..shape.len()).rev() {
+            scratch_strides[d] = step;
+            step *= shape[d] as isize;
+        }
+        let scratch_layout = (&scratch.buffer, 0, scratch_strides.as_slice());
+        self.fold(op, out.dtype, &shape, scratch_layout, out_layout, (&[parts], &[1]))
+    }
+
+    /// A reduction of `x`'s reduced sub-space (`reduced`: shape and
+    /// strides) for every element of the kept space `shape` into `out`;
+    /// each layout is a buffer, an element offset and strides over `shape`.
+    fn fold(
+        &self,
+        op: ReduceOp,
+        dtype: DType,
+        shape: &[usize],
+        x: (&wgpu::Buffer, usize, &[isize]),
+        out: (&wgpu::Buffer, usize, &[isize]),
+        reduced: (&[usize], &[isize]),
+    ) -> Result<()> {
+        let n_out = numel(shape);
+        let n_red = numel(reduced.0);
         // Loop iterations per reduced element: the fold and `red_offset`.
-        let per_element = red_shape.len() + 2;
+        let per_element = reduced.0.len() + 2;
         let serial_fits = n_red * per_element <= LOOP_BUDGET;
         let workgroup = n_red >= WORKGROUP_REDUCE_MIN && (n_out <= WORKGROUP_REDUCE_MAX_OUTPUTS || !serial_fits);
         let mut step = LOOP_BUDGET / per_element;
@@ -340,26 +424,20 @@ impl<'a> Exec<'a> {
         } else {
             threads(self.dev, self.name, n_out)?
         };
-        let key = KernelKey::Reduce {
-            op,
-            dtype: x.dtype,
-            workgroup,
+        let form = if workgroup {
+            ReduceForm::Workgroup
+        } else {
+            ReduceForm::Serial
         };
+        let key = KernelKey::Reduce { op, dtype, form };
         for (start, end) in ranges(n_red, step) {
-            let mut params = Params::new(self.name, n_out, &shape)?;
-            params.operand(self.name, self.elements(x)?, &kept_strides[0])?;
-            params.operand(self.name, self.elements(out)?, &kept_strides[1])?;
-            params.push(self.name, n_red as i128)?;
-            params.push(self.name, red_shape.len() as i128)?;
-            for &n in &red_shape {
-                params.push(self.name, n as i128)?;
-            }
-            for &s in red_strides {
-                params.push(self.name, s as i128)?;
-            }
+            let mut params = Params::new(self.name, n_out, shape)?;
+            params.operand(self.name, x.1, x.2)?;
+            params.operand(self.name, out.1, out.2)?;
+            push_reduced(&mut params, self.name, n_red, reduced)?;
             params.scalar(0, start as u64);
             params.scalar(1, end as u64);
-            self.run(key, params, vec![self.buffer(x)?], self.buffer(out)?, grid, x.dtype)?;
+            self.run(key, params, vec![x.0], out.0, grid, dtype)?;
         }
         Ok(())
     }

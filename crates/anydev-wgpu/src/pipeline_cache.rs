@@ -96,8 +96,8 @@ fn compile(
 #[cfg(test)]
 mod tests {
     use crate::adapter::{open_devices, InitOptions};
-    use crate::shader::{self, supports, Access, KernelKey};
-    use anydev_core::ops::OpCode;
+    use crate::shader::{self, supports, Access, KernelKey, ReduceForm};
+    use anydev_core::ops::{OpCode, ReduceOp};
     use anydev_core::{DType, Error};
 
     /// Every kernel variant of every supported (op, dtype) pair.
@@ -116,14 +116,25 @@ mod tests {
                     })
                 })
                 .collect(),
-            OpCode::Reduce(op) => flags
-                .iter()
-                .map(|&w| KernelKey::Reduce {
-                    op,
-                    dtype: d,
-                    workgroup: w,
-                })
-                .collect(),
+            OpCode::Reduce(op) => {
+                // Argmax and argmin have no partial form.
+                let partial = !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
+                let forms = [
+                    ReduceForm::Serial,
+                    ReduceForm::Workgroup,
+                    ReduceForm::Split,
+                    ReduceForm::SplitVector,
+                ];
+                forms
+                    .into_iter()
+                    .filter(|&form| match form {
+                        ReduceForm::Serial | ReduceForm::Workgroup => true,
+                        ReduceForm::Split => partial,
+                        ReduceForm::SplitVector => partial && shader::four_bytes(d),
+                    })
+                    .map(|form| KernelKey::Reduce { op, dtype: d, form })
+                    .collect()
+            }
             OpCode::Scan(op) => vec![KernelKey::Scan { op, dtype: d }],
             OpCode::Cast => DType::ALL.iter().map(|&to| KernelKey::Cast { from: d, to }).collect(),
             OpCode::Where => vec![

@@ -56,6 +56,8 @@ fn reductions_over_any_axes_match_loops() {
             vec![vec![0usize], vec![2], vec![0, 2], vec![0, 1, 2]],
         ),
         (vec![2, 700, 3], vec![vec![1], vec![0, 1]]),
+        // Few outputs of many elements: split into partial results.
+        (vec![3, 9000], vec![vec![1], vec![0, 1]]),
         (vec![4, 0, 2], vec![vec![1]]),
     ] {
         let n: usize = shape.iter().product();
@@ -147,6 +149,49 @@ fn reductions_over_any_axes_match_loops() {
                             got[o]
                         );
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Whole-array reductions of contiguous 4-byte operands take the `vec4`
+/// form of the split reduction; lengths that are and are not multiples
+/// of four, and a view that starts one element in (the scalar form).
+#[test]
+fn whole_array_reductions_of_contiguous_operands() {
+    let g = gpu_or_skip!();
+    let mut rng = Rng(7);
+    for n in [8192usize, 9003, 20_001] {
+        for start in [0usize, 1] {
+            for dtype in [DType::F32, DType::I32, DType::U32] {
+                // Zeros only in the odd lengths, so that `all` is true once.
+                let low = (n % 2) as f64;
+                let x: Vec<f64> = (0..start + n).map(|_| rng.uniform(low, 9.0).round()).collect();
+                let xb = g.upload(&encode(dtype, &x));
+                let values = &x[start..];
+                for op in [
+                    ReduceOp::Sum,
+                    ReduceOp::Max,
+                    ReduceOp::Min,
+                    ReduceOp::All,
+                    ReduceOp::Any,
+                ] {
+                    let out_dtype = if matches!(op, ReduceOp::All | ReduceOp::Any) {
+                        DType::Bool
+                    } else {
+                        dtype
+                    };
+                    let out = g.alloc(out_dtype.size());
+                    g.run(&Op::Reduce {
+                        op,
+                        x: tensor(&xb, dtype, &[n], &[1], start),
+                        axes: &[0],
+                        out: tensor(&out, out_dtype, &[1], &[1], 0),
+                    })
+                    .unwrap();
+                    let got = decode(out_dtype, &g.download(&out))[0];
+                    assert_eq!(got, reduce_ref(op, values), "{op} of {n} {dtype} from element {start}");
                 }
             }
         }

@@ -23,6 +23,7 @@ use anydev_ops::{BinaryOp, DType, OpCode, ReduceOp, ScanOp, UnaryOp};
 use dtype::{Repr, ShaderFeatures};
 pub use map::Access;
 use map::{MapSpec, Operand};
+pub use reduce::ReduceForm;
 
 pub use matmul::TILE as MATMUL_TILE;
 
@@ -67,7 +68,7 @@ pub enum KernelKey {
     Reduce {
         op: ReduceOp,
         dtype: DType,
-        workgroup: bool,
+        form: ReduceForm,
     },
     Scan {
         op: ScanOp,
@@ -120,7 +121,7 @@ impl KernelKey {
     /// from its operands' values alone, and every tensor operand and the
     /// output are 4-byte scalars (`vec4` of `f32`, `i32` or `u32`).
     pub fn vectorizes(&self) -> bool {
-        let four = |d: DType| matches!(d, DType::F32 | DType::I32 | DType::U32);
+        let four = four_bytes;
         match *self {
             KernelKey::Unary { op, dtype } => four(dtype) && four(op.output_dtype(dtype)),
             KernelKey::Binary { op, dtype, .. } => four(dtype) && !op.outputs_bool(),
@@ -129,6 +130,11 @@ impl KernelKey {
             _ => false,
         }
     }
+}
+
+/// Whether `dtype` is one that `vec4` loads serve: f32, i32 or u32.
+pub fn four_bytes(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::I32 | DType::U32)
 }
 
 /// A generated kernel before its source is written out.
@@ -261,9 +267,16 @@ fn kernel(key: &KernelKey) -> Option<Kernel> {
             spec.extra = vec![r];
             Kernel::Map(spec)
         }
-        KernelKey::Reduce { op, dtype, workgroup } => {
+        KernelKey::Reduce { op, dtype, form } => {
             let x = of(dtype);
-            if !reduce::supported(op, &x) {
+            // A partial argmax would need its index kept beside its value.
+            let partial_ok = !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
+            let has_form = match form {
+                ReduceForm::Serial | ReduceForm::Workgroup => true,
+                ReduceForm::Split => partial_ok,
+                ReduceForm::SplitVector => partial_ok && four_bytes(dtype),
+            };
+            if !reduce::supported(op, &x) || !has_form {
                 return None;
             }
             let out = match op {
@@ -271,7 +284,7 @@ fn kernel(key: &KernelKey) -> Option<Kernel> {
                 ReduceOp::ArgMax | ReduceOp::ArgMin => of(DType::I64),
                 _ => x,
             };
-            Kernel::Whole(reduce::source(op, &x, &out, workgroup))
+            Kernel::Whole(reduce::source(op, &x, &out, form))
         }
         KernelKey::Scan { op, dtype } => Kernel::Whole(lines::scan(op, &of(dtype))),
         KernelKey::SortStage { dtype, descending } => Kernel::Whole(sort::stage(&of(dtype), descending)),
