@@ -2,6 +2,7 @@
 //! itself, its pipeline cache, and the error-scope discipline that turns
 //! wgpu validation and out-of-memory errors into values instead of panics.
 
+use crate::buffer_cache::BufferCache;
 use crate::pipeline_cache::PipelineCache;
 use crate::shader::dtype::ShaderFeatures;
 use anydev_core::backend::DeviceProperties;
@@ -20,6 +21,8 @@ pub struct GpuDevice {
     /// Opened with `TIMESTAMP_QUERY`: events stamp the GPU clock.
     pub timestamps: bool,
     pub counter: Arc<MemoryCounter>,
+    /// Freed buffers for reuse; allocations give theirs back on drop.
+    pub buffers: Arc<BufferCache>,
     pub pipelines: PipelineCache,
     /// Errors raised outside any error scope (wgpu's default handler would
     /// panic); the next checked call reports them.
@@ -60,6 +63,7 @@ impl GpuDevice {
             features,
             timestamps: required_features.contains(wgpu::Features::TIMESTAMP_QUERY),
             counter: Arc::new(MemoryCounter::new(None)),
+            buffers: Arc::default(),
             pipelines: PipelineCache::default(),
             uncaptured,
         })

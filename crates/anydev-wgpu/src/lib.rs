@@ -27,6 +27,7 @@
 //! f64 transcendentals.
 
 pub mod adapter;
+mod buffer_cache;
 mod device;
 mod dispatch;
 mod exec;
@@ -183,7 +184,15 @@ impl Backend for WgpuBackend {
     }
 
     fn memory_stats(&self, index: usize) -> Result<MemoryStats> {
-        Ok(self.device(index)?.counter.stats())
+        let dev = self.device(index)?;
+        let mut stats = dev.counter.stats();
+        stats.reserved = stats.in_use + dev.buffers.bytes() as usize;
+        Ok(stats)
+    }
+
+    fn empty_cache(&self, index: usize) -> Result<()> {
+        self.device(index)?.buffers.clear();
+        Ok(())
     }
 
     fn reset_peak(&self, index: usize) -> Result<()> {

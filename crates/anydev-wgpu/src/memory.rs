@@ -2,13 +2,15 @@
 //!
 //! Every allocation is one wgpu storage buffer, its size rounded up to a
 //! multiple of 16 bytes (wgpu copies move whole 4-byte words; f64 and i64
-//! bindings need whole 8-byte elements). Host reads go through a mapped
+//! bindings need whole 8-byte elements), taken from the device's cache of
+//! freed buffers of that size where it has one (`buffer_cache`). Host reads go through a mapped
 //! staging buffer and wait inside the backend, so callers see synchronous
 //! reads; host writes use `queue.write_buffer`, which copies the bytes at
 //! once and orders the upload before later submissions. Transfers that
 //! are not 4-byte aligned widen to the enclosing words (a read-modify-write
 //! for writes).
 
+use crate::buffer_cache::BufferCache;
 use crate::device::{GpuDevice, ScopeError};
 use anydev_core::backend::TensorRef;
 use anydev_core::memory::{Allocation, MemoryCounter};
@@ -20,13 +22,15 @@ use std::sync::Arc;
 /// Granule of every allocation's physical size.
 const GRANULE: u64 = 16;
 
-/// One device buffer; dropping it frees the buffer (once in-flight work
-/// that uses it is done, which wgpu tracks) and releases its accounting.
+/// One device buffer; dropping it gives the buffer to the device's cache
+/// (or frees it, once in-flight work that uses it is done, which wgpu
+/// tracks) and releases its accounting.
 pub struct GpuAllocation {
     pub buffer: wgpu::Buffer,
     pub device: usize,
     len: usize,
     counter: Arc<MemoryCounter>,
+    cache: Arc<BufferCache>,
 }
 
 impl Allocation for GpuAllocation {
@@ -38,6 +42,8 @@ impl Allocation for GpuAllocation {
 impl Drop for GpuAllocation {
     fn drop(&mut self) {
         self.counter.release(self.len);
+        // A handle of the same buffer: this one drops with the allocation.
+        self.cache.give(self.buffer.clone());
     }
 }
 
@@ -56,21 +62,34 @@ pub fn allocate(dev: &GpuDevice, id: Device, index: usize, bytes: usize) -> Resu
         return Err(out_of_memory(dev.counter.stats().in_use));
     }
     dev.counter.reserve(bytes).map_err(out_of_memory)?;
-    let created = dev.checked(|| {
-        dev.device.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
+    let allocation = |buffer| GpuAllocation {
+        buffer,
+        device: index,
+        len: bytes,
+        counter: Arc::clone(&dev.counter),
+        cache: Arc::clone(&dev.buffers),
+    };
+    if let Some(buffer) = dev.buffers.take(size) {
+        return Ok(allocation(buffer));
+    }
+    let create = || {
+        dev.checked(|| {
+            dev.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
         })
-    });
+    };
+    let mut created = create();
+    if matches!(created, Err(ScopeError::OutOfMemory(_))) && dev.buffers.bytes() > 0 {
+        // Cached buffers of other sizes may be what fills the device.
+        dev.buffers.clear();
+        created = create();
+    }
     match created {
-        Ok(buffer) => Ok(GpuAllocation {
-            buffer,
-            device: index,
-            len: bytes,
-            counter: Arc::clone(&dev.counter),
-        }),
+        Ok(buffer) => Ok(allocation(buffer)),
         Err(e) => {
             dev.counter.release(bytes);
             match e {

@@ -80,6 +80,23 @@ fn accounting_follows_the_buffers() {
     drop(bufs);
     let after = g.backend.memory_stats(0).unwrap();
     assert_eq!(after.in_use, before.in_use);
+    // Freed buffers are cached: reserved, not in use. The 1000-byte
+    // buffer holds 1008 bytes, its size rounded to 16.
+    let cached = 16 + 1008 + (1 << 20);
+    assert_eq!(after.reserved, cached);
+    // An allocation of a cached size reuses that buffer; one of another
+    // size does not.
+    let reused = g.alloc(1 << 20);
+    let other = g.alloc(2000);
+    let stats = g.backend.memory_stats(0).unwrap();
+    assert_eq!(stats.in_use, (1 << 20) + 2000);
+    assert_eq!(stats.reserved, cached + 2000);
+    // A reused buffer works like a new one.
+    g.backend.copy_from_host(&g.stream, &[7u8; 64], &reused, 64).unwrap();
+    assert_eq!(g.download(&reused)[64..128], [7u8; 64]);
+    drop((reused, other));
+    g.backend.empty_cache(0).unwrap();
+    assert_eq!(g.backend.memory_stats(0).unwrap().reserved, 0);
     assert!(g.backend.allocate(0, 16, MemoryKind::System).is_err());
     assert!(g.backend.allocate(7, 16, MemoryKind::Device).is_err());
 }
