@@ -40,15 +40,15 @@ fn push_reduced(params: &mut Params, op: &str, n_red: usize, (shape, strides): (
 }
 
 /// How an elementwise kernel over the coalesced `shape` addresses operands
-/// with these `strides` and element `offsets` (the output last): see
-/// [`Access`].
-fn access(key: &KernelKey, shape: &[usize], strides: &[Vec<isize>], offsets: &[usize]) -> Access {
+/// with these `strides` and element `offsets` (the output last), when the
+/// output spans its whole allocation (`spans`) or not: see [`Access`].
+fn access(key: &KernelKey, shape: &[usize], strides: &[Vec<isize>], offsets: &[usize], spans: bool) -> Access {
     if shape.len() != 1 {
         return Access::Strided;
     }
     let unit = strides.iter().all(|s| s[0] == 1);
     let at_start = offsets.iter().all(|&o| o == 0);
-    if unit && at_start && key.vectorizes() {
+    if unit && at_start && spans && key.vectorizes() {
         Access::Vector
     } else {
         Access::Linear
@@ -70,6 +70,11 @@ impl<'a> Exec<'a> {
 
     /// The wgpu buffer behind an operand, checked to be this device's.
     fn buffer<'t>(&self, t: &TensorRef<'t>) -> Result<&'t wgpu::Buffer> {
+        Ok(&self.allocation(t)?.buffer)
+    }
+
+    /// The allocation behind an operand, checked to be this device's.
+    fn allocation<'t>(&self, t: &TensorRef<'t>) -> Result<&'t GpuAllocation> {
         let alloc = t.buffer.downcast::<GpuAllocation>().ok_or_else(|| {
             self.check()
                 .invalid(format!("{:?} was not allocated by the wgpu backend", t.buffer))
@@ -80,7 +85,7 @@ impl<'a> Exec<'a> {
                 devices: vec![self.id, t.buffer.device()],
             });
         }
-        Ok(&alloc.buffer)
+        Ok(alloc)
     }
 
     /// The operand's offset in elements.
@@ -138,7 +143,10 @@ impl<'a> Exec<'a> {
             strides = vec![vec![0]; tensors.len()];
         }
         let offsets = tensors.iter().map(|t| self.elements(t)).collect::<Result<Vec<_>>>()?;
-        let access = access(&key, &shape, &strides, &offsets);
+        // Vector stores may run past the output's last element, into the
+        // buffer's padding only when the output spans its allocation.
+        let spans = self.allocation(out)?.bytes() == n * out.dtype.size();
+        let access = access(&key, &shape, &strides, &offsets, spans);
         let threads_needed = if access == Access::Vector { n.div_ceil(4) } else { n };
         let mut params = Params::new(self.name, threads_needed, &shape)?;
         for (&offset, strides) in offsets.iter().zip(&strides) {

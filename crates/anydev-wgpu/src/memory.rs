@@ -39,6 +39,13 @@ impl Allocation for GpuAllocation {
     }
 }
 
+impl GpuAllocation {
+    /// The bytes allocated (the buffer may hold up to 15 more).
+    pub fn bytes(&self) -> usize {
+        self.len
+    }
+}
+
 impl Drop for GpuAllocation {
     fn drop(&mut self) {
         self.counter.release(self.len);

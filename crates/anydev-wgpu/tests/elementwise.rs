@@ -682,10 +682,11 @@ fn where_fill_copy_and_arange() {
 }
 
 /// One-dimensional operands take the kernels' linear and `vec4` forms
-/// (chosen per call from strides and offsets): every length around the
-/// vector width, operands that start on and off a multiple of four
-/// elements, a broadcast operand, scalars, and outputs inside a larger
-/// buffer whose elements outside the view must keep their values.
+/// (chosen per call from strides, offsets and whether the output spans
+/// its buffer): every length around the vector width, operands that start
+/// at and after their buffer's first element, a broadcast operand,
+/// scalars, outputs inside a larger buffer whose elements outside the
+/// view must keep their values, and outputs of exactly their length.
 #[test]
 fn one_dimensional_operands_at_every_length_and_offset() {
     let g = gpu_or_skip!();
@@ -757,6 +758,21 @@ fn one_dimensional_operands_at_every_length_and_offset() {
             })
             .unwrap();
             check("cast", (0..n).map(|i| (i + x_off) as f64).collect());
+            if x_off == 0 {
+                // An output that spans its allocation: the vec4 form, which
+                // stores whole vectors into the buffer's padding.
+                let exact = g.alloc(n * 4);
+                let exact_t = tensor(&exact, DType::F32, &shape, &unit, 0);
+                g.run(&Op::Binary {
+                    op: BinaryOp::Multiply,
+                    lhs: Operand::Tensor(xt),
+                    rhs: Operand::Tensor(yt),
+                    out: exact_t,
+                })
+                .unwrap();
+                let want: Vec<f64> = (0..n).map(|i| round_to(DType::F32, x[i] * y[i])).collect();
+                assert_eq!(decode(DType::F32, &g.download(&exact)), want, "x * y, n = {n}");
+            }
         }
     }
 }
