@@ -6,8 +6,9 @@
 //! valgrind --tool=callgrind target/release/examples/profile add 10000000 3
 //! ```
 //!
-//! Arguments: op (`add`, `exp`, `sum`, `matmul`, `to_cpu`, `from_cpu`),
-//! size (elements, or `n` of an `n x n` matmul), calls, device (a
+//! Arguments: op (`add`, `add_row`, `exp`, `sum`, `matmul`, `to_cpu`,
+//! `from_cpu`), size (elements, or `n` of an `n x n` matmul; `add_row`
+//! adds a row of 1000 to each of `size / 1000` rows), calls, device (a
 //! plugin's through `ANYDEV_PLUGINS`). The loop ends with a synchronisation of the device,
 //! so asynchronous devices are timed to completion.
 
@@ -23,14 +24,18 @@ fn main() {
         .map_or("cpu:0", String::as_str)
         .parse()
         .expect("a device name");
-    let shape = if op == "matmul" { vec![size, size] } else { vec![size] };
+    let (shape, y_shape) = match op {
+        "matmul" => (vec![size, size], vec![size, size]),
+        "add_row" => (vec![size / 1000, 1000], vec![1000]),
+        _ => (vec![size], vec![size]),
+    };
     let on_host = Pair::new(&shape, 1).anydev;
     let on_device = |x: &anydev::Array| x.to_device(device).expect("the device holds the inputs");
-    let (x, y) = (on_device(&on_host), on_device(&Pair::new(&shape, 2).anydev));
+    let (x, y) = (on_device(&on_host), on_device(&Pair::new(&y_shape, 2).anydev));
     let start = std::time::Instant::now();
     for _ in 0..calls {
         let out = match op {
-            "add" => x.add(&y),
+            "add" | "add_row" => x.add(&y),
             "exp" => x.exp(),
             "sum" => x.sum(anydev::ALL, false),
             "matmul" => x.matmul(&y),

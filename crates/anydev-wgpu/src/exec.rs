@@ -43,8 +43,10 @@ fn push_reduced(params: &mut Params, op: &str, n_red: usize, (shape, strides): (
 /// with these `strides` and element `offsets` (the output last), when the
 /// output spans its whole allocation (`spans`) or not: see [`Access`].
 fn access(key: &KernelKey, shape: &[usize], strides: &[Vec<isize>], offsets: &[usize], spans: bool) -> Access {
-    if shape.len() != 1 {
-        return Access::Strided;
+    match shape.len() {
+        1 => {}
+        2 => return Access::Planar,
+        _ => return Access::Strided,
     }
     let unit = strides.iter().all(|s| s[0] == 1);
     let at_start = offsets.iter().all(|&o| o == 0);

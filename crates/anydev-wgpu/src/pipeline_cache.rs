@@ -216,7 +216,7 @@ mod tests {
                         if !dev.features.holds(needs) {
                             continue;
                         }
-                        for access in [Access::Strided, Access::Linear, Access::Vector] {
+                        for access in [Access::Strided, Access::Linear, Access::Planar, Access::Vector] {
                             // Strided is every kernel's form; the others are optional.
                             if access != Access::Strided && shader::source(&key, access).is_none() {
                                 continue;

@@ -59,6 +59,19 @@ fn linear_offset(i: u32, k: u32) -> i32 {{
   return params[base] + i32(i) * params[base + 1u];
 }}
 
+/// Row and column of index `i` of a two-dimensional space (`Access::Planar`).
+fn planar_index(i: u32) -> vec2<u32> {{
+  let row = i / u32(params[{HEADER}u + 1u]);
+  return vec2<u32>(row, i - row * u32(params[{HEADER}u + 1u]));
+}}
+
+/// Element offset of position `rc` (row, column) in operand `k` of a
+/// two-dimensional space.
+fn planar_offset(rc: vec2<u32>, k: u32) -> i32 {{
+  let base = {HEADER}u + 2u + 3u * k;
+  return params[base] + i32(rc.x) * params[base + 1u] + i32(rc.y) * params[base + 2u];
+}}
+
 /// First word after the layouts of `count` operands.
 fn tail(count: u32) -> u32 {{
   let nd = rank();

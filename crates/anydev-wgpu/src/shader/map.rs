@@ -22,6 +22,11 @@ pub enum Access {
     /// A one-dimensional iteration space: an operand's offset is its
     /// base plus the index times its one stride (`linear_offset`).
     Linear,
+    /// A two-dimensional one (a row of biases added to every row of a
+    /// matrix, a transposed operand): one division splits the index into
+    /// row and column for every operand (`planar_index`), where the shape
+    /// walk divides twice per operand.
+    Planar,
     /// One-dimensional, every tensor operand and the output with unit
     /// stride starting at its buffer's first element, all in 4-byte
     /// types, and an output that spans its whole allocation: each thread
@@ -92,13 +97,13 @@ pub fn source(spec: &MapSpec, access: Access) -> String {
     if access == Access::Vector {
         return vector_source(spec);
     }
-    let offset = match access {
-        Access::Linear => "linear_offset",
-        _ => "operand_offset",
+    let (offset, index, mut body) = match access {
+        Access::Linear => ("linear_offset", "i", String::new()),
+        Access::Planar => ("planar_offset", "rc", "  let rc = planar_index(i);\n".to_owned()),
+        _ => ("operand_offset", "i", String::new()),
     };
     let mut decls = String::new();
     let mut slot = 1u32;
-    let mut body = String::new();
     let mut tensor = 0u32;
     let mut types: Vec<&str> = spec.uses.clone();
     for (k, operand) in spec.operands.iter().enumerate() {
@@ -106,7 +111,7 @@ pub fn source(spec: &MapSpec, access: Access) -> String {
             Operand::Tensor { repr, load } => {
                 decls.push_str(&repr.binding(slot, &format!("t{k}"), false));
                 slot += 1;
-                body.push_str(&format!("  let o{k} = {offset}(i, {tensor}u);\n"));
+                body.push_str(&format!("  let o{k} = {offset}({index}, {tensor}u);\n"));
                 if *load {
                     body.push_str(&format!("  let v{k} = ld_t{k}(o{k});\n"));
                 }
@@ -126,7 +131,7 @@ pub fn source(spec: &MapSpec, access: Access) -> String {
     }
     decls.push_str(&spec.out.binding(slot, "out", true));
     types.push(spec.out.compute);
-    body.push_str(&format!("  let oo = {offset}(i, {tensor}u);\n"));
+    body.push_str(&format!("  let oo = {offset}({index}, {tensor}u);\n"));
     format!(
         "{frame}\n{decls}\n{helpers}\n{functions}\n{entry}{body}{user}\n  st_out(oo, r);\n}}\n",
         frame = frame(),
