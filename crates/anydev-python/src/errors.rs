@@ -80,10 +80,15 @@ fn small_on_host<const N: usize>(arrays: [Option<&Array>; N]) -> bool {
     }
     // A Python scalar is 0-d: it broadcasts to anything.
     let shapes = arrays.map(|a| a.map_or(&[][..], Array::shape));
+    let small = |shape: &[usize]| checked_size("broadcast", shape).is_ok_and(|n| n <= SMALL_HOST_OP);
+    // Operands of one shape, beside scalars, need no broadcast (and no
+    // allocation for its result).
+    let first = shapes.iter().copied().find(|s| !s.is_empty()).unwrap_or(&[]);
+    if shapes.iter().all(|s| s.is_empty() || *s == first) {
+        return small(first);
+    }
     // Shapes that do not broadcast, or overflow, fail in the op itself.
-    broadcast_shapes("broadcast", &shapes).map_or(true, |shape| {
-        checked_size("broadcast", &shape).is_ok_and(|n| n <= SMALL_HOST_OP)
-    })
+    broadcast_shapes("broadcast", &shapes).map_or(true, |shape| small(&shape))
 }
 
 /// The outcome of a guarded call as a Python result.
