@@ -6,8 +6,8 @@
 //! valgrind --tool=callgrind target/release/examples/profile add 10000000 3
 //! ```
 //!
-//! Arguments: op (`add`, `add_row`, `exp`, `sum`, `matmul`, `to_cpu`,
-//! `from_cpu`), size (elements, or `n` of an `n x n` matmul; `add_row`
+//! Arguments: op (`add`, `add_row`, `exp`, `sum`, `nonzero`, `matmul`,
+//! `to_cpu`, `from_cpu`), size (elements, or `n` of an `n x n` matmul; `add_row`
 //! adds a row of 1000 to each of `size / 1000` rows), calls, device (a
 //! plugin's through `ANYDEV_PLUGINS`). The loop ends with a synchronisation of the device,
 //! so asynchronous devices are timed to completion.
@@ -38,6 +38,7 @@ fn main() {
             "add" | "add_row" => x.add(&y),
             "exp" => x.exp(),
             "sum" => x.sum(anydev::ALL, false),
+            "nonzero" => anydev::nonzero(&x).map(|mut coordinates| coordinates.remove(0)),
             "matmul" => x.matmul(&y),
             "to_cpu" => x.to_device(anydev::Device::cpu()),
             "from_cpu" => on_host.to_device(device),

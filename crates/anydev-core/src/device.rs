@@ -180,7 +180,10 @@ mod tests {
         assert_eq!(parsed, Device::cpu());
         // The same static string, so comparisons stop at the pointer.
         assert!(std::ptr::eq(parsed.kind().as_str(), DeviceKind::CPU.as_str()));
-        assert!(std::ptr::eq(DeviceKind::new("cpu").as_str(), Device::cpu().kind().as_str()));
+        assert!(std::ptr::eq(
+            DeviceKind::new("cpu").as_str(),
+            Device::cpu().kind().as_str()
+        ));
         assert_ne!(DeviceKind::new("cpux"), DeviceKind::CPU);
     }
 

@@ -7,6 +7,7 @@ use crate::shader::{Access, KernelKey};
 use anydev_core::{Error, Result};
 
 /// Builder of the params words (see [`crate::shader::layout`]).
+#[derive(Clone)]
 pub struct Params {
     words: Vec<i32>,
 }

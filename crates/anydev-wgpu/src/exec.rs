@@ -16,6 +16,11 @@ use anydev_core::{DType, Device, Error, Result, Scalar};
 const WORKGROUP_REDUCE_MIN: usize = 256;
 /// ...and there are too few outputs to keep the device busy otherwise.
 const WORKGROUP_REDUCE_MAX_OUTPUTS: usize = 1 << 14;
+/// `nonzero` runs at most this many workgroups per launch...
+const NONZERO_MAX_GROUPS: usize = 256;
+/// ...each thread of which takes at least this many elements.
+const NONZERO_GRAIN: usize = 64;
+
 /// A reduction with fewer outputs than this spreads each output over
 /// several threads that write partial results (`ReduceForm::Split`)...
 const SPLIT_MAX_OUTPUTS: usize = 256;
@@ -617,9 +622,12 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
-    /// Non-zero coordinates in launches of one workgroup over at most
-    /// [`LOOP_BUDGET`] loop iterations per thread: two passes over each
-    /// element with its `operand_offset`, and the coordinates it writes.
+    /// Non-zero coordinates (see `shader::nonzero`): up to
+    /// [`NONZERO_MAX_GROUPS`] workgroups of at least [`NONZERO_GRAIN`]
+    /// elements a thread, in launches of at most [`LOOP_BUDGET`] loop
+    /// iterations per thread: two passes over each element with its
+    /// `operand_offset`, and the coordinates it writes, besides the first
+    /// thread's scans over the threads and the workgroups before it.
     fn nonzero(&self, x: &TensorRef<'_>, out: &TensorRef<'_>) -> Result<()> {
         self.check().nonzero(x, out)?;
         let n = numel(x.shape);
@@ -627,9 +635,13 @@ impl<'a> Exec<'a> {
             return Ok(());
         }
         let per_element = 3 * x.shape.len() + 5;
-        let step = (LOOP_BUDGET - 2 * WORKGROUP as usize) / per_element * WORKGROUP as usize;
-        let carry = memory::allocate(self.dev, self.id, self.index, 4)?;
-        for (start, end) in ranges(n, step) {
+        let groups = n
+            .div_ceil(NONZERO_GRAIN * WORKGROUP as usize)
+            .clamp(1, NONZERO_MAX_GROUPS);
+        let per_group = (LOOP_BUDGET - 2 * WORKGROUP as usize - NONZERO_MAX_GROUPS) / per_element * WORKGROUP as usize;
+        // Rows written before each launch (two slots), then the counts.
+        let carry = memory::allocate(self.dev, self.id, self.index, (2 + groups) * 4)?;
+        for (launch, (start, end)) in ranges(n, per_group * groups).enumerate() {
             let mut params = Params::new(self.name, n, x.shape)?;
             params.operand(self.name, self.elements(x)?, x.strides)?;
             params.push(self.name, self.elements(out)? as i128)?;
@@ -637,14 +649,22 @@ impl<'a> Exec<'a> {
             params.push(self.name, out.strides[1] as i128)?;
             params.scalar(0, start as u64);
             params.scalar(1, end as u64);
-            self.run(
-                KernelKey::Nonzero(x.dtype),
-                params,
-                vec![self.buffer(x)?, &carry.buffer],
-                self.buffer(out)?,
-                [1, 1, 1],
-                x.dtype,
-            )?;
+            params.scalar(2, launch as u64);
+            let grid = [groups as u32, 1, 1];
+            // One workgroup has no workgroups before it to count.
+            if groups > 1 {
+                let key = KernelKey::Nonzero {
+                    dtype: x.dtype,
+                    write: false,
+                };
+                self.run(key, params.clone(), vec![self.buffer(x)?], &carry.buffer, grid, x.dtype)?;
+            }
+            let key = KernelKey::Nonzero {
+                dtype: x.dtype,
+                write: true,
+            };
+            let inputs = vec![self.buffer(x)?, &carry.buffer];
+            self.run(key, params, inputs, self.buffer(out)?, grid, x.dtype)?;
         }
         Ok(())
     }

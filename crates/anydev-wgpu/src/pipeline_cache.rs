@@ -187,7 +187,7 @@ mod tests {
                 .iter()
                 .map(|&right| KernelKey::SearchSorted { dtype: d, right })
                 .collect(),
-            OpCode::Nonzero => vec![KernelKey::Nonzero(d)],
+            OpCode::Nonzero => flags.map(|write| KernelKey::Nonzero { dtype: d, write }).to_vec(),
         }
     }
 

@@ -450,6 +450,30 @@ fn searchsorted_take_and_nonzero() {
     })
     .unwrap();
     assert_eq!(decode_int(DType::I64, &g.download(&out)), coords.concat());
+    // 75,001 elements: several workgroups, which count first and then
+    // write after the rows of the workgroups before them; a run of zeros
+    // leaves some workgroups with nothing to write.
+    let n = 75_001usize;
+    let vals: Vec<f64> = (0..n)
+        .map(|i| {
+            if (20_000..45_000).contains(&i) {
+                0.0
+            } else {
+                ((i * 7) % 5 == 0) as u8 as f64
+            }
+        })
+        .collect();
+    let shape = [n];
+    let nb = g.upload(&encode(DType::F32, &vals));
+    let coords: Vec<i128> = (0..n).filter(|&i| vals[i] != 0.0).map(|i| i as i128).collect();
+    let oshape = [coords.len(), 1];
+    let out = g.alloc(coords.len() * 8);
+    g.run(&Op::Nonzero {
+        x: tensor(&nb, DType::F32, &shape, &[1], 0),
+        out: tensor(&out, DType::I64, &oshape, &contiguous(&oshape), 0),
+    })
+    .unwrap();
+    assert_eq!(decode_int(DType::I64, &g.download(&out)), coords);
 }
 
 // Philox4x32-10 as the host kernels define it, for bit-exact uniforms.

@@ -89,7 +89,12 @@ pub enum KernelKey {
         right: bool,
     },
     Matmul(DType),
-    Nonzero(DType),
+    /// The non-zeros' coordinates (`write`), or each workgroup's count of
+    /// them (see [`nonzero`]).
+    Nonzero {
+        dtype: DType,
+        write: bool,
+    },
 }
 
 /// Whether a device with `features` runs `op` for `dtype` (the dtype of
@@ -290,7 +295,7 @@ fn kernel(key: &KernelKey) -> Option<Kernel> {
         KernelKey::SortStage { dtype, descending } => Kernel::Whole(sort::stage(&of(dtype), descending)),
         KernelKey::SortGather { dtype, arg } => Kernel::Whole(sort::gather(&of(dtype), arg)),
         KernelKey::Matmul(dtype) => Kernel::Whole(matmul::source(&of(dtype))),
-        KernelKey::Nonzero(dtype) => Kernel::Whole(nonzero::source(&of(dtype))),
+        KernelKey::Nonzero { dtype, write } => Kernel::Whole(nonzero::source(&of(dtype), write)),
     })
 }
 
