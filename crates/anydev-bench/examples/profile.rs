@@ -6,9 +6,10 @@
 //! valgrind --tool=callgrind target/release/examples/profile add 10000000 3
 //! ```
 //!
-//! Arguments: op (`add`, `add_row`, `exp`, `sum`, `nonzero`, `matmul`,
-//! `to_cpu`, `from_cpu`), size (elements, or `n` of an `n x n` matmul; `add_row`
-//! adds a row of 1000 to each of `size / 1000` rows), calls, device (a
+//! Arguments: op (`add`, `add_row`, `exp`, `sum`, `sum_rows`, `nonzero`,
+//! `matmul`, `to_cpu`, `from_cpu`), size (elements, or `n` of an `n x n`
+//! matmul; `add_row` adds a row of 1000 to each of `size / 1000` rows,
+//! `sum_rows` sums each of them), calls, device (a
 //! plugin's through `ANYDEV_PLUGINS`). The loop ends with a synchronisation of the device,
 //! so asynchronous devices are timed to completion.
 
@@ -26,7 +27,7 @@ fn main() {
         .expect("a device name");
     let (shape, y_shape) = match op {
         "matmul" => (vec![size, size], vec![size, size]),
-        "add_row" => (vec![size / 1000, 1000], vec![1000]),
+        "add_row" | "sum_rows" => (vec![size / 1000, 1000], vec![1000]),
         _ => (vec![size], vec![size]),
     };
     let on_host = Pair::new(&shape, 1).anydev;
@@ -38,6 +39,7 @@ fn main() {
             "add" | "add_row" => x.add(&y),
             "exp" => x.exp(),
             "sum" => x.sum(anydev::ALL, false),
+            "sum_rows" => x.sum(-1isize, false),
             "nonzero" => anydev::nonzero(&x).map(|mut coordinates| coordinates.remove(0)),
             "matmul" => x.matmul(&y),
             "to_cpu" => x.to_device(anydev::Device::cpu()),

@@ -9,8 +9,8 @@
 //! combine in workgroup memory by a tree (good for few, long reductions).
 //!
 //! A third, `split`, is for reductions with too few outputs to occupy the
-//! device, over a one-dimensional reduced sub-space (what contiguous axes
-//! coalesce to): each output gets `parts` threads (scalar slot 2), thread
+//! device as threads, over a one-dimensional reduced sub-space (what
+//! contiguous axes coalesce to): each output gets `parts` threads (scalar slot 2), thread
 //! `p` folding the positions `p, p + parts, ...` (neighbouring threads
 //! read neighbouring elements) into element `i` of a contiguous scratch
 //! buffer that a second launch reduces. It needs no workgroup barriers,
