@@ -6,8 +6,8 @@
 //! valgrind --tool=callgrind target/release/examples/profile add 10000000 3
 //! ```
 //!
-//! Arguments: op (`add`, `add_row`, `exp`, `sum`, `sum_rows`, `nonzero`,
-//! `matmul`, `to_cpu`, `from_cpu`), size (elements, or `n` of an `n x n`
+//! Arguments: op (`add`, `add_row`, `less`, `exp`, `sum`, `sum_rows`,
+//! `nonzero`, `matmul`, `to_cpu`, `from_cpu`), size (elements, or `n` of an `n x n`
 //! matmul; `add_row` adds a row of 1000 to each of `size / 1000` rows,
 //! `sum_rows` sums each of them), calls, device (a
 //! plugin's through `ANYDEV_PLUGINS`). The loop ends with a synchronisation of the device,
@@ -37,6 +37,7 @@ fn main() {
     for _ in 0..calls {
         let out = match op {
             "add" | "add_row" => x.add(&y),
+            "less" => x.less(&y),
             "exp" => x.exp(),
             "sum" => x.sum(anydev::ALL, false),
             "sum_rows" => x.sum(-1isize, false),

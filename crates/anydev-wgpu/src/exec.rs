@@ -52,12 +52,24 @@ fn push_reduced(params: &mut Params, op: &str, n_red: usize, (shape, strides): (
 
 /// How an elementwise kernel over the coalesced `shape` addresses operands
 /// with these `strides` and element `offsets` (the output last), when the
-/// output spans its whole allocation (`spans`) or not: see [`Access`].
-fn access(key: &KernelKey, shape: &[usize], strides: &[Vec<isize>], offsets: &[usize], spans: bool) -> Access {
+/// output, of dtype `out`, spans its whole allocation (`spans`) or not:
+/// see [`Access`].
+fn access(
+    key: &KernelKey,
+    shape: &[usize],
+    strides: &[Vec<isize>],
+    offsets: &[usize],
+    spans: bool,
+    out: DType,
+) -> Access {
     match shape.len() {
         1 => {}
         2 => return Access::Planar,
         _ => return Access::Strided,
+    }
+    let whole_output = spans && strides.last().is_some_and(|s| s[0] == 1) && offsets.last() == Some(&0);
+    if out.size() < 4 && whole_output {
+        return Access::Words;
     }
     let unit = strides.iter().all(|s| s[0] == 1);
     let at_start = offsets.iter().all(|&o| o == 0);
@@ -159,8 +171,12 @@ impl<'a> Exec<'a> {
         // Vector stores may run past the output's last element, into the
         // buffer's padding only when the output spans its allocation.
         let spans = self.allocation(out)?.bytes() == n * out.dtype.size();
-        let access = access(&key, &shape, &strides, &offsets, spans);
-        let threads_needed = if access == Access::Vector { n.div_ceil(4) } else { n };
+        let access = access(&key, &shape, &strides, &offsets, spans, out.dtype);
+        let threads_needed = match access {
+            Access::Vector => n.div_ceil(4),
+            Access::Words => n.div_ceil(4 / out.dtype.size()),
+            _ => n,
+        };
         let mut params = Params::new(self.name, threads_needed, &shape)?;
         for (&offset, strides) in offsets.iter().zip(&strides) {
             params.operand(self.name, offset, strides)?;

@@ -216,7 +216,14 @@ mod tests {
                         if !dev.features.holds(needs) {
                             continue;
                         }
-                        for access in [Access::Strided, Access::Linear, Access::Planar, Access::Vector] {
+                        let accesses = [
+                            Access::Strided,
+                            Access::Linear,
+                            Access::Planar,
+                            Access::Words,
+                            Access::Vector,
+                        ];
+                        for access in accesses {
                             // Strided is every kernel's form; the others are optional.
                             if access != Access::Strided && shader::source(&key, access).is_none() {
                                 continue;

@@ -686,7 +686,8 @@ fn where_fill_copy_and_arange() {
 /// its buffer): every length around the vector width, operands that start
 /// at and after their buffer's first element, a broadcast operand,
 /// scalars, outputs inside a larger buffer whose elements outside the
-/// view must keep their values, and outputs of exactly their length.
+/// view must keep their values, and outputs of exactly their length,
+/// 4-, 2- and 1-byte ones.
 #[test]
 fn one_dimensional_operands_at_every_length_and_offset() {
     let g = gpu_or_skip!();
@@ -758,6 +759,44 @@ fn one_dimensional_operands_at_every_length_and_offset() {
             })
             .unwrap();
             check("cast", (0..n).map(|i| (i + x_off) as f64).collect());
+            // 1- and 2-byte outputs that span their allocation: whole
+            // 4-byte words per thread, with bits past the end in padding.
+            let mask = g.alloc(n);
+            let mask_t = tensor(&mask, DType::Bool, &shape, &unit, 0);
+            g.run(&Op::Binary {
+                op: BinaryOp::Less,
+                lhs: Operand::Tensor(xt),
+                rhs: Operand::Tensor(yt),
+                out: mask_t,
+            })
+            .unwrap();
+            let want: Vec<i128> = (0..n).map(|i| (x[i] < y[i]) as i128).collect();
+            assert_eq!(decode_int(DType::Bool, &g.download(&mask)), want, "x < y, n = {n}");
+            let half = g.alloc(n * 2);
+            g.run(&Op::Cast {
+                x: xt,
+                out: tensor(&half, DType::F16, &shape, &unit, 0),
+            })
+            .unwrap();
+            let want: Vec<f64> = x.iter().map(|&v| round_to(DType::F16, v)).collect();
+            assert_eq!(decode(DType::F16, &g.download(&half)), want, "f16 cast, n = {n}");
+            // A bool output inside a larger buffer keeps its neighbours.
+            let padded_mask = g.upload(&vec![1u8; out_off + n + 3]);
+            g.run(&Op::Binary {
+                op: BinaryOp::Less,
+                lhs: Operand::Tensor(xt),
+                rhs: Operand::Tensor(yt),
+                out: tensor(&padded_mask, DType::Bool, &shape, &unit, out_off),
+            })
+            .unwrap();
+            let mut want = vec![1i128; out_off];
+            want.extend((0..n).map(|i| (x[i] < y[i]) as i128));
+            want.extend([1; 3]);
+            assert_eq!(
+                decode_int(DType::Bool, &g.download(&padded_mask)),
+                want,
+                "x < y inside, n = {n}"
+            );
             if x_off == 0 {
                 // An output that spans its allocation: the vec4 form, which
                 // stores whole vectors into the buffer's padding.

@@ -174,6 +174,12 @@ impl Repr {
         }
     }
 
+    /// Packed dtypes: WGSL turning the compute value `v` into its bits in
+    /// the low bits of a `u32`, masked to the dtype's width.
+    pub fn packed_bits(&self, v: &str) -> String {
+        format!("(({}) & {}u)", self.encode.replace("$v", v), self.mask())
+    }
+
     fn mask(&self) -> u32 {
         if self.dtype.size() == 1 {
             0xff

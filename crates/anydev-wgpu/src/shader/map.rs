@@ -4,7 +4,7 @@
 //! computes `r`, one store.
 
 use super::dtype::Repr;
-use super::layout::{entry, frame};
+use super::layout::{entry, frame, HEADER};
 use std::collections::BTreeSet;
 
 /// How the threads of an elementwise kernel find their elements, chosen
@@ -27,6 +27,15 @@ pub enum Access {
     /// row and column for every operand (`planar_index`), where the shape
     /// walk divides twice per operand.
     Planar,
+    /// One-dimensional, with an output of a 1- or 2-byte dtype (bool,
+    /// the 8- and 16-bit integers, f16, bf16) at unit stride from its
+    /// buffer's first element, spanning its whole allocation: each thread
+    /// computes the elements of one 4-byte word, its operands found as in
+    /// `Linear`, and stores the word whole. Packed stores are otherwise two
+    /// atomics per element (so that threads sharing a word keep each
+    /// other's bits): a comparison of 1e6 f32 on llvmpipe took nine times
+    /// as long as an add.
+    Words,
     /// One-dimensional, every tensor operand and the output with unit
     /// stride starting at its buffer's first element, all in 4-byte
     /// types, and an output that spans its whole allocation: each thread
@@ -94,8 +103,10 @@ pub fn helpers_for<'a>(types: impl IntoIterator<Item = &'a str>) -> String {
 
 /// The kernel's WGSL for `access`.
 pub fn source(spec: &MapSpec, access: Access) -> String {
-    if access == Access::Vector {
-        return vector_source(spec);
+    match access {
+        Access::Vector => return vector_source(spec),
+        Access::Words => return words_source(spec),
+        _ => {}
     }
     let (offset, index, mut body) = match access {
         Access::Linear => ("linear_offset", "i", String::new()),
@@ -202,6 +213,67 @@ fn vector_source(spec: &MapSpec) -> String {
         helpers = helpers_for(types),
         functions = spec.functions,
         params = params.join(", "),
+        user = spec.body,
+        entry = entry(),
+    )
+}
+
+/// [`Access::Words`]: the body, with its operands' loads, wrapped as
+/// `element(i)` for flat index `i`; thread `w` packs the results of
+/// elements `w * per .. (w + 1) * per` into one word. Bits past the last
+/// element fall in the output buffer's padding.
+fn words_source(spec: &MapSpec) -> String {
+    let mut decls = String::new();
+    let mut loads = String::new();
+    let mut slot = 1u32;
+    let mut tensor = 0u32;
+    let mut types: Vec<&str> = spec.uses.clone();
+    for (k, operand) in spec.operands.iter().enumerate() {
+        match operand {
+            Operand::Tensor { repr, load } => {
+                decls.push_str(&repr.binding(slot, &format!("t{k}"), false));
+                slot += 1;
+                loads.push_str(&format!("  let o{k} = linear_offset(i, {tensor}u);\n"));
+                if *load {
+                    loads.push_str(&format!("  let v{k} = ld_t{k}(o{k});\n"));
+                }
+                tensor += 1;
+                types.push(repr.compute);
+            }
+            Operand::Scalar { repr, slot: s } => {
+                loads.push_str(&format!("  let v{k} = {};\n", scalar(repr, *s)));
+                types.push(repr.compute);
+            }
+        }
+    }
+    for (k, repr) in spec.extra.iter().enumerate() {
+        decls.push_str(&repr.binding(slot, &format!("e{k}"), false));
+        slot += 1;
+        types.push(repr.compute);
+    }
+    decls.push_str(&format!(
+        "@group(0) @binding({slot}) var<storage, read_write> out: array<u32>;\n"
+    ));
+    let out = spec.out.compute;
+    types.push(out);
+    let size = spec.out.dtype.size() as u32;
+    let per = 4 / size;
+    let packs: String = (0..per)
+        .map(|c| {
+            format!(
+                "  if (e + {c}u < n) {{ word = word | ({} << {shift}u); }}\n",
+                spec.out.packed_bits(&format!("element(e + {c}u)")),
+                shift = c * size * 8,
+            )
+        })
+        .collect();
+    format!(
+        "{frame}\n{decls}\n{helpers}\n{functions}\n\
+         fn element(i: u32) -> {out} {{\n{loads}{user}\n  return r;\n}}\n\n\
+         {entry}  let n = u32(params[{HEADER}]);\n  let e = i * {per}u;\n  var word = 0u;\n{packs}  out[i] = word;\n}}\n",
+        frame = frame(),
+        helpers = helpers_for(types),
+        functions = spec.functions,
         user = spec.body,
         entry = entry(),
     )

@@ -155,7 +155,14 @@ enum Kernel {
 /// or the kernel has no form for that access.
 pub fn source(key: &KernelKey, access: Access) -> Option<String> {
     match kernel(key)? {
-        Kernel::Map(spec) => (access != Access::Vector || key.vectorizes()).then(|| map::source(&spec, access)),
+        Kernel::Map(spec) => {
+            let fits = match access {
+                Access::Vector => key.vectorizes(),
+                Access::Words => spec.out.word.is_none(),
+                Access::Strided | Access::Linear | Access::Planar => true,
+            };
+            fits.then(|| map::source(&spec, access))
+        }
         Kernel::Whole(text) => (access == Access::Strided).then_some(text),
     }
 }
