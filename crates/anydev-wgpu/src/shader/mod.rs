@@ -1,5 +1,6 @@
-//! WGSL generation: every kernel is produced from a [`KernelKey`] by the
-//! templates in this module, from two tables: [`dtype`] (how each dtype is
+//! WGSL generation: every kernel is produced from a [`KernelKey`] (and, for
+//! elementwise kernels, the [`Access`] of the call) by the templates in
+//! this module, from two tables: [`dtype`] (how each dtype is
 //! stored and computed) and [`exprs`] (what each elementwise op computes).
 //! No shader text is written per (op, dtype) pair.
 
@@ -27,7 +28,8 @@ pub use reduce::ReduceForm;
 
 pub use matmul::TILE as MATMUL_TILE;
 
-/// Everything that decides a kernel's source; the pipeline cache key.
+/// Everything that decides a kernel's source but the [`Access`] of an
+/// elementwise call; with it, the pipeline cache key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KernelKey {
     Unary {
@@ -90,7 +92,7 @@ pub enum KernelKey {
     },
     Matmul(DType),
     /// The non-zeros' coordinates (`write`), or each workgroup's count of
-    /// them (see [`nonzero`]).
+    /// them (see `nonzero.rs`).
     Nonzero {
         dtype: DType,
         write: bool,
