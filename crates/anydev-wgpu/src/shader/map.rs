@@ -103,54 +103,88 @@ pub fn helpers_for<'a>(types: impl IntoIterator<Item = &'a str>) -> String {
 
 /// The kernel's WGSL for `access`.
 pub fn source(spec: &MapSpec, access: Access) -> String {
-    match access {
+    let (offset, index, prologue) = match access {
         Access::Vector => return vector_source(spec),
         Access::Words => return words_source(spec),
-        _ => {}
-    }
-    let (offset, index, mut body) = match access {
-        Access::Linear => ("linear_offset", "i", String::new()),
-        Access::Planar => ("planar_offset", "rc", "  let rc = planar_index(i);\n".to_owned()),
-        _ => ("operand_offset", "i", String::new()),
+        Access::Linear => ("linear_offset", "i", ""),
+        Access::Planar => ("planar_offset", "rc", "  let rc = planar_index(i);\n"),
+        Access::Strided => ("operand_offset", "i", ""),
     };
-    let mut decls = String::new();
-    let mut slot = 1u32;
-    let mut tensor = 0u32;
-    let mut types: Vec<&str> = spec.uses.clone();
-    for (k, operand) in spec.operands.iter().enumerate() {
-        match operand {
-            Operand::Tensor { repr, load } => {
-                decls.push_str(&repr.binding(slot, &format!("t{k}"), false));
-                slot += 1;
-                body.push_str(&format!("  let o{k} = {offset}({index}, {tensor}u);\n"));
-                if *load {
-                    body.push_str(&format!("  let v{k} = ld_t{k}(o{k});\n"));
-                }
-                tensor += 1;
-                types.push(repr.compute);
-            }
-            Operand::Scalar { repr, slot: s } => {
-                body.push_str(&format!("  let v{k} = {};\n", scalar(repr, *s)));
-                types.push(repr.compute);
-            }
-        }
-    }
-    for (k, repr) in spec.extra.iter().enumerate() {
-        decls.push_str(&repr.binding(slot, &format!("e{k}"), false));
-        slot += 1;
-        types.push(repr.compute);
-    }
-    decls.push_str(&spec.out.binding(slot, "out", true));
-    types.push(spec.out.compute);
-    body.push_str(&format!("  let oo = {offset}({index}, {tensor}u);\n"));
+    let mut inputs = Inputs::of(spec, offset, index);
+    inputs.decls.push_str(&spec.out.binding(inputs.slot, "out", true));
+    inputs.types.push(spec.out.compute);
     format!(
-        "{frame}\n{decls}\n{helpers}\n{functions}\n{entry}{body}{user}\n  st_out(oo, r);\n}}\n",
+        "{frame}\n{decls}\n{helpers}\n{functions}\n{entry}{prologue}{loads}  let oo = {offset}({index}, {tensor}u);\n{user}\n  st_out(oo, r);\n}}\n",
         frame = frame(),
-        helpers = helpers_for(types),
+        decls = inputs.decls,
+        helpers = helpers_for(inputs.types),
         functions = spec.functions,
         entry = entry(),
+        loads = inputs.loads,
+        tensor = inputs.tensors,
         user = spec.body,
     )
+}
+
+/// A kernel's input side, for the forms that load one element at a time.
+struct Inputs<'a> {
+    /// The bindings of the tensor operands and extra buffers.
+    decls: String,
+    /// Each operand's `oK` (tensors) and `vK`.
+    loads: String,
+    /// The compute types the operands use, beside the spec's own.
+    types: Vec<&'a str>,
+    /// The next free binding, the output's.
+    slot: u32,
+    /// Tensor operands, so also the output's operand number.
+    tensors: u32,
+}
+
+impl<'a> Inputs<'a> {
+    /// `spec`'s inputs, each tensor operand `k` found at
+    /// `offset(index, k)`.
+    fn of(spec: &'a MapSpec, offset: &str, index: &str) -> Inputs<'a> {
+        let mut inputs = Inputs {
+            decls: String::new(),
+            loads: String::new(),
+            types: spec.uses.clone(),
+            slot: 1,
+            tensors: 0,
+        };
+        for (k, operand) in spec.operands.iter().enumerate() {
+            match operand {
+                Operand::Tensor { repr, load } => {
+                    inputs
+                        .decls
+                        .push_str(&repr.binding(inputs.slot, &format!("t{k}"), false));
+                    inputs.slot += 1;
+                    let tensor = inputs.tensors;
+                    inputs
+                        .loads
+                        .push_str(&format!("  let o{k} = {offset}({index}, {tensor}u);\n"));
+                    if *load {
+                        inputs.loads.push_str(&format!("  let v{k} = ld_t{k}(o{k});\n"));
+                    }
+                    inputs.tensors += 1;
+                    inputs.types.push(repr.compute);
+                }
+                Operand::Scalar { repr, slot } => {
+                    inputs
+                        .loads
+                        .push_str(&format!("  let v{k} = {};\n", scalar(repr, *slot)));
+                    inputs.types.push(repr.compute);
+                }
+            }
+        }
+        for (k, repr) in spec.extra.iter().enumerate() {
+            inputs
+                .decls
+                .push_str(&repr.binding(inputs.slot, &format!("e{k}"), false));
+            inputs.slot += 1;
+            inputs.types.push(repr.compute);
+        }
+        inputs
+    }
 }
 
 /// WGSL reading scalar operand `slot` from the params.
@@ -223,39 +257,13 @@ fn vector_source(spec: &MapSpec) -> String {
 /// elements `w * per .. (w + 1) * per` into one word. Bits past the last
 /// element fall in the output buffer's padding.
 fn words_source(spec: &MapSpec) -> String {
-    let mut decls = String::new();
-    let mut loads = String::new();
-    let mut slot = 1u32;
-    let mut tensor = 0u32;
-    let mut types: Vec<&str> = spec.uses.clone();
-    for (k, operand) in spec.operands.iter().enumerate() {
-        match operand {
-            Operand::Tensor { repr, load } => {
-                decls.push_str(&repr.binding(slot, &format!("t{k}"), false));
-                slot += 1;
-                loads.push_str(&format!("  let o{k} = linear_offset(i, {tensor}u);\n"));
-                if *load {
-                    loads.push_str(&format!("  let v{k} = ld_t{k}(o{k});\n"));
-                }
-                tensor += 1;
-                types.push(repr.compute);
-            }
-            Operand::Scalar { repr, slot: s } => {
-                loads.push_str(&format!("  let v{k} = {};\n", scalar(repr, *s)));
-                types.push(repr.compute);
-            }
-        }
-    }
-    for (k, repr) in spec.extra.iter().enumerate() {
-        decls.push_str(&repr.binding(slot, &format!("e{k}"), false));
-        slot += 1;
-        types.push(repr.compute);
-    }
-    decls.push_str(&format!(
-        "@group(0) @binding({slot}) var<storage, read_write> out: array<u32>;\n"
+    let mut inputs = Inputs::of(spec, "linear_offset", "i");
+    inputs.decls.push_str(&format!(
+        "@group(0) @binding({slot}) var<storage, read_write> out: array<u32>;\n",
+        slot = inputs.slot
     ));
     let out = spec.out.compute;
-    types.push(out);
+    inputs.types.push(out);
     let size = spec.out.dtype.size() as u32;
     let per = 4 / size;
     let packs: String = (0..per)
@@ -272,8 +280,10 @@ fn words_source(spec: &MapSpec) -> String {
          fn element(i: u32) -> {out} {{\n{loads}{user}\n  return r;\n}}\n\n\
          {entry}  let n = u32(params[{HEADER}]);\n  let e = i * {per}u;\n  var word = 0u;\n{packs}  out[i] = word;\n}}\n",
         frame = frame(),
-        helpers = helpers_for(types),
+        decls = inputs.decls,
+        helpers = helpers_for(inputs.types),
         functions = spec.functions,
+        loads = inputs.loads,
         user = spec.body,
         entry = entry(),
     )
