@@ -36,18 +36,36 @@ const SPLIT_MAX_PARTS: usize = 4096;
 /// loop past `LOOP_BUDGET`.
 const SPLIT_MAX_PARTIALS: usize = 1 << 20;
 
-/// The reduced sub-space in the params tail: its length, rank, shape and
-/// strides (see `shader::reduce`).
-fn push_reduced(params: &mut Params, op: &str, n_red: usize, (shape, strides): (&[usize], &[isize])) -> Result<()> {
-    params.push(op, n_red as i128)?;
-    params.push(op, shape.len() as i128)?;
-    for &n in shape {
+/// An operand's element offset and its strides over a kept space.
+type Layout<'a> = (usize, &'a [isize]);
+
+/// The params of a reduction launch: `threads` threads over the kept
+/// space `shape`, `x`'s and `out`'s element offsets and strides over it,
+/// then the reduced sub-space in the tail (its length, rank, shape and
+/// strides; see `shader::reduce`), folding the reduced positions `range`.
+fn reduce_params(
+    op: &str,
+    threads: usize,
+    shape: &[usize],
+    x: Layout<'_>,
+    out: Layout<'_>,
+    (red_shape, red_strides): (&[usize], &[isize]),
+    (start, end): (usize, usize),
+) -> Result<Params> {
+    let mut params = Params::new(op, threads, shape)?;
+    params.operand(op, x.0, x.1)?;
+    params.operand(op, out.0, out.1)?;
+    params.push(op, numel(red_shape) as i128)?;
+    params.push(op, red_shape.len() as i128)?;
+    for &n in red_shape {
         params.push(op, n as i128)?;
     }
-    for &s in strides {
+    for &s in red_strides {
         params.push(op, s as i128)?;
     }
-    Ok(())
+    params.scalar(0, start as u64);
+    params.scalar(1, end as u64);
+    Ok(params)
 }
 
 /// How an elementwise kernel over the coalesced `shape` addresses operands
@@ -404,12 +422,10 @@ impl<'a> Exec<'a> {
         // Partial results, output by output, each output's parts together.
         let partials = n_out * parts;
         let scratch = memory::allocate(self.dev, self.id, self.index, partials * out.dtype.size())?;
-        let mut params = Params::new(self.name, partials, &shape)?;
-        params.operand(self.name, x_layout.1, x_layout.2)?;
-        params.operand(self.name, 0, &vec![0; shape.len()])?;
-        push_reduced(&mut params, self.name, n_red, reduced)?;
-        params.scalar(0, 0);
-        params.scalar(1, n_red as u64);
+        // The split kernels write element `i` of the scratch: no layout.
+        let no_layout = vec![0; shape.len()];
+        let (x_at, out_at) = ((x_layout.1, x_layout.2), (0, &no_layout[..]));
+        let mut params = reduce_params(self.name, partials, &shape, x_at, out_at, reduced, (0, n_red))?;
         params.scalar(2, parts as u64);
         let vector = n_out == 1 && reduced.1[0] == 1 && x_layout.1 == 0 && crate::shader::four_bytes(x.dtype);
         let form = if vector {
@@ -469,12 +485,15 @@ impl<'a> Exec<'a> {
         };
         let key = KernelKey::Reduce { op, dtype, form };
         for (start, end) in ranges(n_red, step) {
-            let mut params = Params::new(self.name, n_out, shape)?;
-            params.operand(self.name, x.1, x.2)?;
-            params.operand(self.name, out.1, out.2)?;
-            push_reduced(&mut params, self.name, n_red, reduced)?;
-            params.scalar(0, start as u64);
-            params.scalar(1, end as u64);
+            let params = reduce_params(
+                self.name,
+                n_out,
+                shape,
+                (x.1, x.2),
+                (out.1, out.2),
+                reduced,
+                (start, end),
+            )?;
             self.run(key, params, vec![x.0], out.0, grid, dtype)?;
         }
         Ok(())
