@@ -761,17 +761,16 @@ fn one_dimensional_operands_at_every_length_and_offset() {
             check("cast", (0..n).map(|i| (i + x_off) as f64).collect());
             // 1- and 2-byte outputs that span their allocation: whole
             // 4-byte words per thread, with bits past the end in padding.
-            let mask = g.alloc(n);
-            let mask_t = tensor(&mask, DType::Bool, &shape, &unit, 0);
-            g.run(&Op::Binary {
+            let less = |out| Op::Binary {
                 op: BinaryOp::Less,
                 lhs: Operand::Tensor(xt),
                 rhs: Operand::Tensor(yt),
-                out: mask_t,
-            })
-            .unwrap();
-            let want: Vec<i128> = (0..n).map(|i| (x[i] < y[i]) as i128).collect();
-            assert_eq!(decode_int(DType::Bool, &g.download(&mask)), want, "x < y, n = {n}");
+                out,
+            };
+            let below: Vec<i128> = (0..n).map(|i| (x[i] < y[i]) as i128).collect();
+            let mask = g.alloc(n);
+            g.run(&less(tensor(&mask, DType::Bool, &shape, &unit, 0))).unwrap();
+            assert_eq!(decode_int(DType::Bool, &g.download(&mask)), below, "x < y, n = {n}");
             let half = g.alloc(n * 2);
             g.run(&Op::Cast {
                 x: xt,
@@ -782,15 +781,10 @@ fn one_dimensional_operands_at_every_length_and_offset() {
             assert_eq!(decode(DType::F16, &g.download(&half)), want, "f16 cast, n = {n}");
             // A bool output inside a larger buffer keeps its neighbours.
             let padded_mask = g.upload(&vec![1u8; out_off + n + 3]);
-            g.run(&Op::Binary {
-                op: BinaryOp::Less,
-                lhs: Operand::Tensor(xt),
-                rhs: Operand::Tensor(yt),
-                out: tensor(&padded_mask, DType::Bool, &shape, &unit, out_off),
-            })
-            .unwrap();
+            g.run(&less(tensor(&padded_mask, DType::Bool, &shape, &unit, out_off)))
+                .unwrap();
             let mut want = vec![1i128; out_off];
-            want.extend((0..n).map(|i| (x[i] < y[i]) as i128));
+            want.extend(&below);
             want.extend([1; 3]);
             assert_eq!(
                 decode_int(DType::Bool, &g.download(&padded_mask)),
