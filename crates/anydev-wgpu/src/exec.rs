@@ -188,7 +188,8 @@ impl<'a> Exec<'a> {
         let offsets = tensors.iter().map(|t| self.elements(t)).collect::<Result<Vec<_>>>()?;
         // Vector stores may run past the output's last element, into the
         // buffer's padding only when the output spans its allocation.
-        let spans = self.allocation(out)?.bytes() == n * out.dtype.size();
+        let output = self.allocation(out)?;
+        let spans = output.bytes() == n * out.dtype.size();
         let access = access(&key, &shape, &strides, &offsets, spans, out.dtype);
         let threads_needed = match access {
             Access::Vector => n.div_ceil(4),
@@ -215,7 +216,7 @@ impl<'a> Exec<'a> {
             access,
             params,
             inputs,
-            output: self.buffer(out)?,
+            output: &output.buffer,
             grid: threads(self.dev, self.name, threads_needed)?,
         };
         launch(self.dev, l, || self.check().unsupported(dtype))
