@@ -152,7 +152,7 @@ fn a_manifest_lists_known_failures_and_stale_entries_fail() {
     .unwrap();
     let report = run(&manifest, None);
     assert!(report.success(), "{}", report.to_text());
-    assert_eq!(report.summary.expected_failures, 4, "{}", report.to_text());
+    assert_eq!(report.summary.expected_failures, 5, "{}", report.to_text());
     assert!(reasons(&report, "xfail")[0].contains("deliberately"));
 
     // The same list against the good plugin: its adds pass, so the entries

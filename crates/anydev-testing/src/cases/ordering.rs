@@ -18,6 +18,9 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Fill)
             .op(OpCode::Binary(BinaryOp::Add))
             .op(OpCode::Copy),
+        Case::new("streams::free_while_another_stream_reads", free_while_read)
+            .op(OpCode::Fill)
+            .op(OpCode::Binary(BinaryOp::Add)),
     ]
 }
 
@@ -123,6 +126,36 @@ fn stream_order(ctx: &CaseCtx) -> Result<(), Failure> {
     let wrong = got.iter().position(|&v| v != 3.0);
     check_eq(
         "first element of the copy that does not hold 1.5 + 1.5 (fill, add on one stream; copy on another after an event)",
+        None,
+        wrong.map(|i| (i, got[i])),
+    )
+}
+
+/// Dropping an array while work queued on another stream still reads it
+/// must not hand its memory to new arrays before that work is done: sums
+/// over `x` are queued on a second stream, `x` is dropped at once, and
+/// arrays of the same size, filled on the default stream, may reuse its
+/// memory; every sum must still be of `x`'s own values. On a device with
+/// a GiB or more the arrays are large (32 MiB), so that on a GPU the adds
+/// are still running when the host, which only enqueues them, drops `x`;
+/// elsewhere (a device that does not say, or a small one) they are 64 KiB.
+fn free_while_read(ctx: &CaseCtx) -> Result<(), Failure> {
+    const ADDS: usize = 16;
+    let memory = ctx.runtime.properties(ctx.device)?.memory_bytes;
+    let shape = [if memory >= 1 << 30 { 1 << 23 } else { 1 << 14 }];
+    let x = ad::full(&shape, 1.5, (DType::F32, ctx.device))?;
+    let stream = ad::new_stream(ctx.device)?;
+    let sum = ad::with_stream(&stream, || (0..ADDS).try_fold(x.clone(), |acc, _| acc.add(&x)))?;
+    drop(x);
+    let reusers = (0..2)
+        .map(|_| ad::full(&shape, -7.0, (DType::F32, ctx.device)))
+        .collect::<anydev_core::Result<Vec<_>>>()?;
+    let got = sum.to_f64_vec()?;
+    drop(reusers);
+    let want = 1.5 * (ADDS + 1) as f64;
+    let wrong = got.iter().position(|&v| v != want);
+    check_eq(
+        "first element of the sum that is not 1.5 added 17 times (x dropped while another stream still read it)",
         None,
         wrong.map(|i| (i, got[i])),
     )
