@@ -181,11 +181,12 @@ pub trait Backend: Send + Sync + 'static {
         Ok(false)
     }
 
-    /// Whether device `index` frees in stream order (the capability
-    /// [`keys::STREAM_ORDERED_FREE`]): a buffer dropped while this
-    /// backend's queued work still uses it is then released at once, with
-    /// no events recorded for those uses.
-    fn frees_in_stream_order(&self, _index: usize) -> bool {
+    /// Whether a free of memory of device `index` is ordered after the work
+    /// this backend has already queued on `stream`: a buffer dropped while
+    /// that work still uses it is then released at once, with no event
+    /// recorded for the use. A plugin says so for all its streams with the
+    /// capability [`keys::STREAM_ORDERED_FREE`].
+    fn frees_in_stream_order(&self, _index: usize, _stream: &Stream) -> bool {
         false
     }
 

@@ -2,6 +2,7 @@
 
 use crate::backend::Backend;
 use crate::ordering::{Access, Usage};
+use crate::stream::Stream;
 use crate::Device;
 use serde::Serialize;
 use std::any::Any;
@@ -435,8 +436,8 @@ impl Drop for Buffer {
         let mut own = Vec::new();
         let mut failed = false;
         let mapping = self.is_mapping();
-        let stream_ordered = !mapping && self.backend.frees_in_stream_order(self.device.index());
-        for (backend, event) in self.usage().drain(stream_ordered.then_some(&self.backend)) {
+        let frees_after = |stream: &Stream| !mapping && self.backend.frees_in_stream_order(self.device.index(), stream);
+        for (backend, event) in self.usage().drain(&self.backend, frees_after) {
             let same = std::ptr::addr_eq(Arc::as_ptr(&backend), Arc::as_ptr(&self.backend));
             match event {
                 Ok(event) if same && !mapping => own.push(event),

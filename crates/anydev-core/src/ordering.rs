@@ -166,18 +166,26 @@ impl Usage {
     }
 
     /// Takes every pending use, each with an event after it, for a buffer
-    /// being freed; uses by `stream_ordered` (a backend that frees in
-    /// stream order) are dropped without one. Empty when nothing else is
-    /// pending.
+    /// being freed; uses by `owner` (the backend that frees the buffer) on
+    /// a stream its free is already ordered after (`frees_after`) are
+    /// dropped without one. Empty when nothing else is pending.
     #[inline]
-    pub(crate) fn drain(&self, stream_ordered: Option<&Arc<dyn Backend>>) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
+    pub(crate) fn drain(
+        &self,
+        owner: &Arc<dyn Backend>,
+        frees_after: impl Fn(&Stream) -> bool,
+    ) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
         if !self.tracked.load(Ordering::Acquire) {
             return Vec::new();
         }
-        self.drain_pending(stream_ordered)
+        self.drain_pending(owner, frees_after)
     }
 
-    fn drain_pending(&self, stream_ordered: Option<&Arc<dyn Backend>>) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
+    fn drain_pending(
+        &self,
+        owner: &Arc<dyn Backend>,
+        frees_after: impl Fn(&Stream) -> bool,
+    ) -> Vec<(Arc<dyn Backend>, Result<Event>)> {
         let mut guard = self.lock();
         let Some(pending) = guard.as_deref_mut() else {
             return Vec::new();
@@ -187,7 +195,7 @@ impl Usage {
             .take()
             .into_iter()
             .chain(reads.drain(..))
-            .filter(|used| !stream_ordered.is_some_and(|backend| used.same_backend(backend)))
+            .filter(|used| !(used.same_backend(owner) && frees_after(&used.stream)))
             .map(|mut used| {
                 let event = used.event();
                 (used.backend, event)

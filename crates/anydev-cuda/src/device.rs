@@ -230,9 +230,10 @@ impl CudaDevice {
         caps.set(keys::ASYNC_EXECUTION, CapValue::Bool(true));
         caps.set(keys::SOFTWARE, CapValue::Bool(false));
         caps.set(keys::EVENT_TIMING, CapValue::Bool(true));
-        // Frees wait in the default stream for events of the other streams
-        // (`release`); the host still records them.
-        caps.set(keys::STREAM_ORDERED_FREE, CapValue::Bool(false));
+        // Frees are ordered in the default stream, which every stream of the
+        // device joins (`frees_in_stream_order`); only a peer's use of the
+        // memory still gets an event.
+        caps.set(keys::STREAM_ORDERED_FREE, CapValue::Bool(true));
         // The driver prefetches and takes advice only where the device
         // accesses managed memory concurrently with the host.
         caps.set(keys::MANAGED_PREFETCH, CapValue::Bool(self.concurrent_managed_access));

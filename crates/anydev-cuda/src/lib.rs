@@ -394,6 +394,15 @@ impl Backend for CudaBackend {
         Ok(true)
     }
 
+    /// Every use of a device's streams is joined into its default stream as
+    /// it is enqueued ([`stream::ordered`]), and memory is freed in that
+    /// stream's order (or after synchronising it), so a free already follows
+    /// whatever the device's own streams queued: no event is needed for
+    /// them. A peer device's stream is not joined there and keeps its event.
+    fn frees_in_stream_order(&self, index: usize, stream: &Stream) -> bool {
+        stream.downcast::<CudaStream>().is_some_and(|s| s.device() == index)
+    }
+
     fn release(&self, allocation: Box<dyn Allocation>, pending: Vec<Event>) {
         // Stream-ordered: the owning device's default stream waits for the
         // pending work, then the memory is freed in that stream's order, so

@@ -300,6 +300,12 @@ impl PluginBackend {
         deferred.drain(..completed);
     }
 
+    /// Whether device `index` declares the capability `stream_ordered_free`
+    /// (for every stream of the plugin).
+    fn declares_stream_ordered_free(&self, index: usize) -> bool {
+        self.stream_ordered.get(index).copied().unwrap_or(false)
+    }
+
     /// Lets every free made so far happen: waits for the deferred ones and,
     /// on a device that frees in stream order, for every device of the
     /// plugin, since the work still using freed memory of this device may
@@ -307,7 +313,7 @@ impl PluginBackend {
     /// reported here, as by any call that waits for it.
     fn settle_frees(&self, index: usize) -> Result<()> {
         self.collect_deferred(true);
-        if self.frees_in_stream_order(index) {
+        if self.declares_stream_ordered_free(index) {
             for device in 0..self.device_count() {
                 self.instance().device_synchronize(device).map_err(|e| self.error(e))?;
             }
@@ -642,8 +648,8 @@ impl Backend for PluginBackend {
         })
     }
 
-    fn frees_in_stream_order(&self, index: usize) -> bool {
-        self.stream_ordered.get(index).copied().unwrap_or(false)
+    fn frees_in_stream_order(&self, index: usize, _stream: &Stream) -> bool {
+        self.declares_stream_ordered_free(index)
     }
 
     fn memory_kinds(&self, index: usize) -> Vec<MemoryKind> {
@@ -664,7 +670,7 @@ impl Backend for PluginBackend {
         self.collect_deferred(false);
         let mut result = self.instance().allocate(index, bytes, memory_kind_code(kind));
         if matches!(&result, Err(e) if e.code == ErrorCode::OutOfMemory)
-            && (!self.deferred_is_empty() || self.frees_in_stream_order(index))
+            && (!self.deferred_is_empty() || self.declares_stream_ordered_free(index))
         {
             // Frees still waiting for streams may be all that is missing.
             self.settle_frees(index)?;
