@@ -10,13 +10,14 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyComplexMethods, PyFloat, PyInt};
 
-/// An owned operand; [`Operand::arg`] lends it to anydev.
-pub enum Operand {
-    Array(Array),
+/// An operand, the array borrowed from its Python object (which the
+/// caller's argument keeps alive); [`Operand::arg`] lends it to anydev.
+pub enum Operand<'a> {
+    Array(&'a Array),
     Scalar(Weak),
 }
 
-impl Operand {
+impl Operand<'_> {
     pub fn arg(&self) -> Arg<'_> {
         match self {
             Operand::Array(a) => Arg::Array(a),
@@ -52,16 +53,16 @@ pub fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
 
 /// An array or a Python scalar, or `None` for anything else (operators
 /// then return `NotImplemented`, so Python can ask the other operand).
-pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
+pub fn operand<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Option<Operand<'a>>> {
     if let Ok(a) = obj.cast::<PyArray>() {
-        return Ok(Some(Operand::Array(a.get().inner.clone())));
+        return Ok(Some(Operand::Array(&a.get().inner)));
     }
     Ok(weak_scalar(obj)?.map(Operand::Scalar))
 }
 
 /// An operand of a namespace function: anything but an array or a Python
 /// scalar is a `TypeError`.
-pub fn required_operand(obj: &Bound<'_, PyAny>) -> PyResult<Operand> {
+pub fn required_operand<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Operand<'a>> {
     operand(obj)?.ok_or_else(|| {
         PyTypeError::new_err(format!(
             "expected an anydev array or a Python bool, int, float or complex, got {}",

@@ -72,8 +72,10 @@ fn clip(
     max: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
     let x = array_arg(x)?;
-    let bound = |b: Option<&Bound<'_, PyAny>>| b.map(required_operand).transpose();
-    let (min, max): (Option<Operand>, Option<Operand>) = (bound(min)?, bound(max)?);
+    let (min, max) = (
+        min.map(required_operand).transpose()?,
+        max.map(required_operand).transpose()?,
+    );
     compute(py, || {
         anydev::clip(&x, min.as_ref().map(Operand::arg), max.as_ref().map(Operand::arg))
     })
