@@ -7,7 +7,8 @@ use crate::elementwise::Domain;
 use crate::promote::result_type;
 use crate::shape::{broadcast_shapes, normalize_axis, Dims};
 use anydev_core::ops::Op;
-use anydev_core::{Error, Result};
+use anydev_core::{DType, Error, Result};
+use std::borrow::Cow;
 
 /// Matrix product. 1-D operands are promoted to matrices (a row for `x1`,
 /// a column for `x2`) and that axis is removed from the result; leading
@@ -26,8 +27,18 @@ pub fn matmul(x1: &Array, x2: &Array) -> Result<Array> {
         ));
     }
     let dtype = Domain::Numeric.apply(op, result_type(x1.dtype(), x2.dtype()))?;
-    let a = if x1.ndim() == 1 { x1.expand_dims(0)? } else { x1.clone() };
-    let b = if x2.ndim() == 1 { x2.expand_dims(1)? } else { x2.clone() };
+    // Borrowed where nothing changes: a small product is cheap enough that
+    // cloning each operand three times showed in its profile.
+    let a = if x1.ndim() == 1 {
+        Cow::Owned(x1.expand_dims(0)?)
+    } else {
+        Cow::Borrowed(x1)
+    };
+    let b = if x2.ndim() == 1 {
+        Cow::Owned(x2.expand_dims(1)?)
+    } else {
+        Cow::Borrowed(x2)
+    };
     let (na, nb) = (a.ndim(), b.ndim());
     let (m, k, k2, n) = (
         a.shape()[na - 2],
@@ -44,8 +55,8 @@ pub fn matmul(x1: &Array, x2: &Array) -> Result<Array> {
     }
     let batch = broadcast_shapes(op, &[&a.shape()[..na - 2], &b.shape()[..nb - 2]])?;
     let with = |tail: [usize; 2]| -> Dims { batch.iter().copied().chain(tail).collect() };
-    let a = a.astype(dtype)?.broadcast_to(&with([m, k]))?;
-    let b = b.astype(dtype)?.broadcast_to(&with([k, n]))?;
+    let a = as_operand(a, dtype, &with([m, k]))?;
+    let b = as_operand(b, dtype, &with([k, n]))?;
     let out_shape = with([m, n]);
     let out = if k == 0 {
         crate::creation::filled(ctx, dtype, &out_shape, crate::promote::float_scalar(0.0, dtype))?
@@ -68,6 +79,14 @@ pub fn matmul(x1: &Array, x2: &Array) -> Result<Array> {
         (false, true) => Ok(out.drop_axes(&[nd - 1])),
         (false, false) => Ok(out),
     }
+}
+
+/// `x` as `dtype`, broadcast to `shape`: `x` itself when it is already both.
+fn as_operand<'a>(x: Cow<'a, Array>, dtype: DType, shape: &[usize]) -> Result<Cow<'a, Array>> {
+    if x.dtype() == dtype && x.shape() == shape {
+        return Ok(x);
+    }
+    Ok(Cow::Owned(x.astype(dtype)?.broadcast_to(shape)?))
 }
 
 /// Which axes `tensordot` contracts.
