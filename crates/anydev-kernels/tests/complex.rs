@@ -254,16 +254,19 @@ fn annex_g_special_values() {
         (Sin, c(0.0, INF), c(0.0, INF)),
         (Cos, c(0.0, INF), c(INF, -0.0)),
         (Sign, c(NAN, 1.0), c(NAN, NAN)),
+        // The Array API standard: a NaN component decides (NumPy: 1, -i).
+        (Sign, c(INF, NAN), c(NAN, NAN)),
+        (Sign, c(NAN, -INF), c(NAN, NAN)),
         // Where Annex G leaves a sign open: NumPy's (glibc's) choice.
-        (Sign, c(INF, NAN), c(1.0, 0.0)),
-        (Sign, c(NAN, -INF), c(0.0, -1.0)),
         (Sinh, c(-INF, INF), c(INF, NAN)),
         (Sin, c(INF, -INF), c(NAN, INF)),
         (Asin, c(-INF, NAN), c(NAN, -INF)),
         (Acos, c(INF, NAN), c(NAN, -INF)),
         (Atan, c(-INF, NAN), c(-FRAC_PI_2, 0.0)),
         (Asinh, c(NAN, -INF), c(-INF, NAN)),
-        (Acosh, c(0.0, NAN), c(NAN, NAN)),
+        // The Array API standard (Annex G: NaN + NaN i).
+        (Acosh, c(0.0, NAN), c(NAN, FRAC_PI_2)),
+        (Acosh, c(1.0, NAN), c(NAN, NAN)),
         (Acosh, c(INF, NAN), c(INF, NAN)),
     ];
     for (op, z, want) in cases {

@@ -54,7 +54,9 @@ def annex_g(name, a, want):
     """NumPy's results with anydev's documented choices (docs/semantics.md)
     where Annex G leaves a sign open or NumPy's C library departs from it:
     asin(±inf + NaN i) and asinh(NaN ± inf i) take the infinite argument's
-    sign, and acosh(±0 + NaN i) is NaN + NaN i."""
+    sign, and (the Array API standard's rules) sign() of a value with a NaN
+    component is NaN + NaN i even beside an infinity and acosh(±0 + NaN i)
+    is NaN + pi/2 i."""
     want = want.copy()
     if name == "asin":
         at = np.isinf(a.real) & np.isnan(a.imag)
@@ -62,8 +64,10 @@ def annex_g(name, a, want):
     if name == "asinh":
         at = np.isnan(a.real) & np.isinf(a.imag)
         want.real[at] = np.copysign(np.inf, a.imag[at])
+    if name == "sign":
+        want[np.isnan(a.real) | np.isnan(a.imag)] = complex(np.nan, np.nan)
     if name == "acosh":
-        want[(a.real == 0) & np.isnan(a.imag)] = complex(np.nan, np.nan)
+        want[(a.real == 0) & np.isnan(a.imag)] = complex(np.nan, np.pi / 2)
     return want
 
 

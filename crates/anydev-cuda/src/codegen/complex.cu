@@ -114,14 +114,13 @@ __device__ __forceinline__ cdouble c_reciprocal(cdouble z) {
     return cdbl(r / d, -1.0 / d);
 }
 
-// z / |z|; 0 for 0; NaN when both components are infinite, or when one is
-// NaN and the other finite; +-1 or +-i beside a single infinity.
+// z / |z|; 0 for 0; NaN when a component is NaN or both are infinite;
+// +-1 or +-i beside a single infinity.
 __device__ __forceinline__ cdouble c_sign(cdouble z) {
     const double x = z.re, y = z.im;
-    if (m_isinf(x) && m_isinf(y)) return cdbl(c_nan(), c_nan());
+    if (m_isnan(x) || m_isnan(y) || (m_isinf(x) && m_isinf(y))) return cdbl(c_nan(), c_nan());
     if (m_isinf(x)) return cdbl(r_signum(x), 0.0);
     if (m_isinf(y)) return cdbl(0.0, r_signum(y));
-    if (m_isnan(x) || m_isnan(y)) return cdbl(c_nan(), c_nan());
     if (c_abs(z) == 0.0) return cdbl(0.0, 0.0);
     const double s = fmax(fabs(x), fabs(y));
     const double xs = x / s, ys = y / s;
@@ -325,7 +324,8 @@ __device__ __forceinline__ cdouble c_acos(cdouble z) {
 
 // acosh = +-i acos(z), the sign giving a non-negative real part.
 __device__ __forceinline__ cdouble c_acosh(cdouble z) {
-    if (m_isnan(z.im) && m_isfinite(z.re)) return cdbl(c_nan(), c_nan());
+    // NaN + NaN i for finite x, NaN + i pi/2 for a zero x (the Array API).
+    if (m_isnan(z.im) && m_isfinite(z.re)) return cdbl(c_nan(), z.re == 0.0 ? C_FRAC_PI_2 : c_nan());
     const cdouble r = c_acos(z);
     return m_signbit(r.im) ? c_times_i(r) : c_times_minus_i(r);
 }

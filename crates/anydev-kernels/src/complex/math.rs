@@ -90,8 +90,9 @@ pub(crate) fn reciprocal(z: C) -> C {
 /// is NaN and the other finite; `+-1` or `+-i` beside a single infinity.
 pub(crate) fn sign(z: C) -> C {
     let (x, y) = (z.re, z.im);
-    // NumPy's order: an infinite component decides, even beside a NaN.
-    if x.is_infinite() && y.is_infinite() {
+    // The Array API's order: a NaN component decides, even beside an
+    // infinity (NumPy lets the infinity decide).
+    if x.is_nan() || y.is_nan() || (x.is_infinite() && y.is_infinite()) {
         return c(NAN, NAN);
     }
     if x.is_infinite() {
@@ -99,9 +100,6 @@ pub(crate) fn sign(z: C) -> C {
     }
     if y.is_infinite() {
         return c(0.0, y.signum());
-    }
-    if x.is_nan() || y.is_nan() {
-        return c(NAN, NAN);
     }
     let m = abs(z);
     if m == 0.0 {
@@ -409,8 +407,10 @@ pub(crate) fn acos(z: C) -> C {
 
 /// `acosh` = `+-i acos(z)`, the sign giving a non-negative real part.
 pub(crate) fn acosh(z: C) -> C {
+    // NaN + NaN i for finite x (Annex G), except that the Array API gives
+    // NaN + i pi/2 for a zero x (the sign of pi/2 is left open).
     if z.im.is_nan() && z.re.is_finite() {
-        return c(NAN, NAN);
+        return c(NAN, if z.re == 0.0 { FRAC_PI_2 } else { NAN });
     }
     let r = acos(z);
     if r.im.is_sign_negative() {

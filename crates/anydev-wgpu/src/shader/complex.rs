@@ -81,8 +81,9 @@ fn c64_round(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(round_f32(a.x), round
 // NumPy 2: z / |z|, 0 for 0, NaN for NaN; an infinite component gives
 // its sign (NaN when both are infinite).
 fn c64_sign(a: vec2<f32>) -> vec2<f32> {
+  // A NaN component decides, even beside an infinity (the Array API).
+  if (isnan_f32(a.x) || isnan_f32(a.y)) { return c64_nan(); }
   let h = hypot_f32(a.x, a.y);
-  if (isnan_f32(h)) { return c64_nan(); }
   if (isinf_f32(h) && c64_isfinite(a)) {
     // |z| overflows but z does not: rescaled.
     let s = a * 0.25f;
@@ -329,8 +330,11 @@ fn c64_acos(z: vec2<f32>) -> vec2<f32> {
 }
 // acosh z = +-i acos z, the sign making the real part non-negative.
 fn c64_acosh(z: vec2<f32>) -> vec2<f32> {
-  // Annex G: NaN + NaN i for finite x, 0 included (where acos has pi/2).
-  if (isnan_f32(z.y) && isfinite_f32(z.x)) { return c64_nan(); }
+  // Annex G: NaN + NaN i for finite x; the Array API: NaN + i pi/2 for a zero x.
+  if (isnan_f32(z.y) && isfinite_f32(z.x)) {
+    if (iszero_f32(z.x)) { return vec2<f32>(nan_f32(), 1.5707964f); }
+    return c64_nan();
+  }
   let w = c64_acos(z);
   if (isnan_f32(w.y)) { return vec2<f32>(abs(w.y), w.x); }
   if (signbit_f32(w.y)) { return vec2<f32>(-w.y, w.x); }
