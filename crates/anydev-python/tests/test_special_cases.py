@@ -1,6 +1,7 @@
 """The Array API standard's special cases (revision 2025.12, the "Special
 cases" sections of the elementwise functions) checked case by case on every
-device, for real-valued float32 and float64 operands.
+device, for real-valued float32 and float64 operands and for complex64 and
+complex128 operands.
 
 Each case is a row of the tables below: the inputs and the outcome the
 standard states for them. A condition such as "greater than 0 and finite"
@@ -16,13 +17,36 @@ library: Python's ``%`` and ``math`` only where the standard defers to them
 ``test_symmetries`` checks the identities the standard states "for all
 operands": cosh even, sinh and tanh odd, hypot blind to order and signs.
 
-Left out: the complex-valued special cases, functions the standard gives no
-real-valued special case (comparisons other than ``equal``/``not_equal``,
-``negative``, ``positive``, ``real``, ``imag``, ``conj``, bitwise and logical
-functions), and statements the standard words as "should" (``hypot``
-avoiding overflow). ``not_equal(finite, ±infinity)`` is left out as well:
-the standard's list falls through to "False" there, which is an omission in
-its text rather than a requirement.
+The complex cases ("let a = real(x_i), b = imag(x_i)") have an outcome per
+component: one written with a sign ("+0", "- 0j", "+infinity") is exact, one
+written without ("0 + 0j", "infinity + NaN j") or called unspecified may
+have either sign, and "NaN ± πj/2" accepts both. The standard's notes that
+f(conj(x)) must equal conj(f(x)) and that cosh is even and sinh, tanh, asinh
+and atanh odd carry each case to the other quadrants. asin, atan, cos, sin
+and tan follow from the hyperbolic functions' cases by the identities the
+standard gives (asin(x) = -1j * asinh(x*1j), ...; x*1j and -1j*y by the
+multiply table's purely imaginary operand), log2 and log10 from log's by the
+change of base, and add, subtract, round, equal and not_equal from the
+real-valued cases, which apply to each component. A case "+infinity * cis(b)"
+or "+0 * cis(b)" (exp, expm1, cosh, sinh) is a zero or infinity of the signs
+of cos(b) and sin(b), sampled where those are far from 0. Where a is +0 and
+b is ±infinity or NaN, tanh's (and so tan's) "+0" may be NaN, as the
+standard's warning allows.
+
+Left out: functions the standard gives no special case (comparisons other
+than ``equal``/``not_equal``, ``negative``, ``positive``, ``real``,
+``imag``, ``conj``, bitwise and logical functions), and statements the
+standard words as "should" (``hypot`` avoiding overflow, complex ``pow`` as
+if ``exp(x2*log(x1))``, the textbook formula for complex ``multiply`` and
+``divide``). Of complex ``multiply``, ``divide`` and ``square`` only the
+all-NaN case is checked: the other non-finite cases are implementation
+dependent, and so is all of complex ``reciprocal`` (1.0 / x). Complex
+``sign``'s "remaining cases" follow "the rules of complex number division"
+without saying what divides what, and the cis(b) cases at a large or
+subnormal b would test the accuracy of cos and sin rather than the special
+case; both are left out. ``not_equal(finite, ±infinity)`` is left out as
+well: the standard's list falls through to "False" there, which is an
+omission in its text rather than a requirement.
 """
 
 import math
@@ -76,6 +100,11 @@ class AnyZero:
 
 
 @dataclass(frozen=True)
+class AnyInf:
+    """An infinity of either sign (where the standard does not say which)."""
+
+
+@dataclass(frozen=True)
 class OneOf:
     """Any of the listed outcomes (where the standard allows alternatives)."""
 
@@ -83,6 +112,8 @@ class OneOf:
 
 
 NAN = Nan()
+ANY_ZERO = AnyZero()
+ANY_INF = AnyInf()
 
 
 class Values:
@@ -506,6 +537,385 @@ def _clip(v):
         (NAN_POS, NAN_POS, NAN_POS)]]
 
 
+# --- complex operands -------------------------------------------------------
+#
+# A complex input is a pair (real, imaginary) and a complex outcome a pair of
+# outcomes for the real and imaginary components (a bool for predicates, one
+# real outcome for abs). The standard lists the cases as "If a is ... and b is
+# ..., the result is ..." with a = real(x_i), b = imag(x_i), mostly for the
+# upper half plane; its notes that f(conj(x)) must equal conj(f(x)) and that f
+# is even or odd give the other quadrants. A component written with a sign
+# ("+0", "- 0j", "+infinity", "- infinity j") is exact; one written without
+# ("0 + 0j", "infinity + NaN j") or that the text calls unspecified may have
+# either sign.
+
+COMPLEX_CASES = {}
+COMPONENT = {"complex64": "float32", "complex128": "float64"}
+
+
+def complex_cases(*names):
+    def register(build):
+        for name in names:
+            COMPLEX_CASES[name] = build
+        return build
+
+    return register
+
+
+def grid(reals, imags):
+    """The complex inputs with any of ``reals`` and any of ``imags``."""
+    return [(a, b) for a in reals for b in imags]
+
+
+def neg(outcome):
+    """The outcome with its sign flipped (NaN and either-sign outcomes stay)."""
+    if isinstance(outcome, float):
+        return -outcome
+    if isinstance(outcome, Approx):
+        return Approx(-outcome.value)
+    if isinstance(outcome, OneOf):
+        return OneOf(tuple(neg(o) for o in outcome.options))
+    if isinstance(outcome, Nan) and outcome.negative is not None:
+        return Nan(not outcome.negative)
+    return outcome
+
+
+def with_conj(rows):
+    """The rows and their conjugates: f(conj(x)) equals conj(f(x))."""
+    return rows + [(((a, -b),), (re, neg(im))) for ((a, b),), (re, im) in rows]
+
+
+def with_odd(rows):
+    """The rows and their negatives for an odd f: f(-x) equals -f(x)."""
+    return rows + [(((-a, -b),), (neg(re), neg(im))) for ((a, b),), (re, im) in rows]
+
+
+def with_even(rows):
+    """The rows and their negatives for an even f: f(-x) equals f(x)."""
+    return rows + [(((-a, -b),), out) for ((a, b),), out in rows]
+
+
+def rotated(rows, then):
+    """Rows of ``then(f(x*1j))`` from the rows of f. By the multiply table's
+    purely imaginary operand x*1j is -b + aj, so f's input u + wj is w - uj."""
+    return [(((w, -u),), then(out)) for ((u, w),), out in rows]
+
+
+def unchanged(out):
+    return out
+
+
+def times_minus_1j(out):
+    """-1j * (p + qj) is q - pj (the multiply table's purely imaginary operand)."""
+    p, q = out
+    return (q, neg(p))
+
+
+def cis_args(v):
+    """Positive finite b whose cos(b) and sin(b) are far from 0 for their size
+    (all four quadrants, and a small b); b near a large multiple of π/2 would
+    make the outcome's sign depend on rounding."""
+    return [0.5, 1.0, 2.0, 3.0, 4.0, 6.0, v.small]
+
+
+def times_cis(scale, b):
+    """scale * cis(b) = scale*cos(b) + scale*sin(b)j for a scale of +0 or
+    +infinity: by the real-valued multiply, zeros or infinities of the signs
+    of cos(b) and sin(b)."""
+    return (math.copysign(scale, math.cos(b)), math.copysign(scale, math.sin(b)))
+
+
+def minus_one(out):
+    """out - 1.0: the real component less 1, the imaginary one unchanged (add's table)."""
+    re, im = out
+    return (re - 1.0, im)
+
+
+def divided(rows, c):
+    """Rows of f(x) / c for a positive real c from the rows of f (divide's
+    table: each component divided by c). The exact outcomes are zeros and
+    infinities, which the division keeps."""
+    def quotient(o):
+        if isinstance(o, Approx):
+            return Approx(o.value / c)
+        assert not isinstance(o, float) or o == 0 or math.isinf(o), o
+        return o
+
+    return [(inputs, tuple(quotient(o) for o in out)) for inputs, out in rows]
+
+
+def componentwise(name, v, combine):
+    """Complex rows from the real-valued rows of ``name``, which apply to the
+    components independently: each real row is the real part of one complex
+    row and the imaginary part of another."""
+    rows = table(name, np.dtype(v.dtype).name)
+    partners = rows[len(rows) // 2:] + rows[:len(rows) // 2]
+    return [(tuple(zip(x, y)), combine(o, p)) for (x, o), (y, p) in zip(rows, partners)]
+
+
+@complex_cases("abs")
+def _c_abs(v):
+    anything = v.finite + INFS + NANS
+    return (each(grid(INFS, anything), INF) + each(grid(anything, INFS), INF)
+            + each(grid(ZEROS, v.finite), lambda z: abs(z[1])) + each(grid(v.finite, ZEROS), lambda z: abs(z[0]))
+            + each(grid(NANS, v.finite), NAN) + each(grid(v.finite, NANS), NAN) + each(grid(NANS, NANS), NAN))
+
+
+@complex_cases("acos")
+def _c_acos(v):
+    return with_conj(
+        each(grid(ZEROS, [0.0]), (Approx(PI / 2), -0.0)) + each(grid(ZEROS, NANS), (Approx(PI / 2), NAN))
+        + each(grid(v.finite, [INF]), (Approx(PI / 2), -INF)) + each(grid(v.pos + v.neg, NANS), (NAN, NAN))
+        + each(grid([-INF], v.pos), (Approx(PI), -INF)) + each(grid([INF], v.pos), (0.0, -INF))
+        + each(grid([-INF], [INF]), (Approx(3 * PI / 4), -INF)) + each(grid([INF], [INF]), (Approx(PI / 4), -INF))
+        + each(grid(INFS, NANS), (NAN, ANY_INF)) + each(grid(NANS, v.finite), (NAN, NAN))
+        + each(grid(NANS, [INF]), (NAN, -INF)) + each(grid(NANS, NANS), (NAN, NAN)))
+
+
+@complex_cases("acosh")
+def _c_acosh(v):
+    plus_minus_half_pi = OneOf((Approx(PI / 2), Approx(-PI / 2)))
+    return with_conj(
+        each(grid(ZEROS, [0.0]), (0.0, Approx(PI / 2))) + each(grid(v.finite, [INF]), (INF, Approx(PI / 2)))
+        + each(grid(v.pos + v.neg, NANS), (NAN, NAN)) + each(grid([0.0], NANS), (NAN, plus_minus_half_pi))
+        + each(grid([-INF], v.pos), (INF, Approx(PI))) + each(grid([INF], v.pos), (INF, 0.0))
+        + each(grid([-INF], [INF]), (INF, Approx(3 * PI / 4))) + each(grid([INF], [INF]), (INF, Approx(PI / 4)))
+        + each(grid(INFS, NANS), (INF, NAN)) + each(grid(NANS, v.finite), (NAN, NAN))
+        + each(grid(NANS, [INF]), (INF, NAN)) + each(grid(NANS, NANS), (NAN, NAN)))
+
+
+@complex_cases("asinh")
+def _c_asinh(v):
+    return with_conj(with_odd(
+        each(grid([0.0], [0.0]), (0.0, 0.0)) + each(grid(v.pos, [INF]), (INF, Approx(PI / 2)))
+        + each(grid(v.finite, NANS), (NAN, NAN)) + each(grid([INF], v.pos), (INF, 0.0))
+        + each(grid([INF], [INF]), (INF, Approx(PI / 4))) + each(grid(NANS, [0.0]), (NAN, 0.0))
+        + each(grid(NANS, v.pos + v.neg), (NAN, NAN)) + each(grid(NANS, [INF]), (ANY_INF, NAN))
+        + each(grid(NANS, NANS), (NAN, NAN))))
+
+
+@complex_cases("asin")
+def _c_asin(v):
+    # As if -1j * asinh(x*1j).
+    return with_conj(rotated(_c_asinh(v), times_minus_1j))
+
+
+@complex_cases("atanh")
+def _c_atanh(v):
+    return with_conj(with_odd(
+        each(grid([0.0], [0.0]), (0.0, 0.0)) + each(grid([0.0], NANS), (0.0, NAN))
+        + each(grid([1.0], [0.0]), (INF, 0.0)) + each(grid(v.pos, [INF]), (0.0, Approx(PI / 2)))
+        + each(grid(v.pos + v.neg, NANS), (NAN, NAN)) + each(grid([INF], v.pos), (0.0, Approx(PI / 2)))
+        + each(grid([INF], [INF]), (0.0, Approx(PI / 2))) + each(grid([INF], NANS), (0.0, NAN))
+        + each(grid(NANS, v.finite), (NAN, NAN)) + each(grid(NANS, [INF]), (ANY_ZERO, Approx(PI / 2)))
+        + each(grid(NANS, NANS), (NAN, NAN))))
+
+
+@complex_cases("atan")
+def _c_atan(v):
+    # As if -1j * atanh(x*1j).
+    return with_conj(rotated(_c_atanh(v), times_minus_1j))
+
+
+@complex_cases("cosh")
+def _c_cosh(v):
+    cis, nonzero = cis_args(v), v.pos + v.neg
+    return with_conj(with_even(
+        each(grid([0.0], [0.0]), (1.0, 0.0)) + each(grid([0.0], [INF]), (NAN, ANY_ZERO))
+        + each(grid([0.0], NANS), (NAN, ANY_ZERO)) + each(grid(nonzero, [INF]), (NAN, NAN))
+        + each(grid(nonzero, NANS), (NAN, NAN)) + each(grid([INF], [0.0]), (INF, 0.0))
+        + each(grid([INF], cis + neg_of(cis)), lambda z: times_cis(INF, z[1]))
+        + each(grid([INF], [INF]), (ANY_INF, NAN)) + each(grid([INF], NANS), (INF, NAN))
+        + each(grid(NANS, ZEROS), (NAN, ANY_ZERO)) + each(grid(NANS, nonzero), (NAN, NAN))
+        + each(grid(NANS, NANS), (NAN, NAN))))
+
+
+@complex_cases("cos")
+def _c_cos(v):
+    # As if cosh(x*1j).
+    return rotated(_c_cosh(v), unchanged)
+
+
+@complex_cases("sinh")
+def _c_sinh(v):
+    return with_conj(with_odd(
+        each(grid([0.0], [0.0]), (0.0, 0.0)) + each(grid([0.0], [INF]), (ANY_ZERO, NAN))
+        + each(grid([0.0], NANS), (ANY_ZERO, NAN)) + each(grid(v.pos, [INF]), (NAN, NAN))
+        + each(grid(v.pos, NANS), (NAN, NAN)) + each(grid([INF], [0.0]), (INF, 0.0))
+        + each(grid([INF], cis_args(v)), lambda z: times_cis(INF, z[1]))
+        + each(grid([INF], [INF]), (ANY_INF, NAN)) + each(grid([INF], NANS), (ANY_INF, NAN))
+        + each(grid(NANS, [0.0]), (NAN, 0.0)) + each(grid(NANS, v.pos + v.neg), (NAN, NAN))
+        + each(grid(NANS, NANS), (NAN, NAN))))
+
+
+@complex_cases("sin")
+def _c_sin(v):
+    # As if -1j * sinh(x*1j).
+    return rotated(_c_sinh(v), times_minus_1j)
+
+
+@complex_cases("tanh")
+def _c_tanh(v):
+    # Where a is +0 and b is +infinity or NaN the result is "+0 + NaN j", but
+    # the standard's warning lets a library return "NaN + NaN j" there. For
+    # +infinity + bj with finite b > 0 it writes "1 + 0j" with an unsigned
+    # zero; C99 (G.6.2.6) makes it 1 + 0 sin(2b) j, signed like sin(2b).
+    zero_or_nan, nonzero = OneOf((0.0, NAN)), v.pos + v.neg
+    return with_conj(with_odd(
+        each(grid([0.0], [0.0]), (0.0, 0.0)) + each(grid(nonzero, [INF]), (NAN, NAN))
+        + each(grid([0.0], [INF]), (zero_or_nan, NAN)) + each(grid(nonzero, NANS), (NAN, NAN))
+        + each(grid([0.0], NANS), (zero_or_nan, NAN)) + each(grid([INF], v.pos), (1.0, ANY_ZERO))
+        + each(grid([INF], [INF]), (1.0, ANY_ZERO)) + each(grid([INF], NANS), (1.0, ANY_ZERO))
+        + each(grid(NANS, [0.0]), (NAN, 0.0)) + each(grid(NANS, nonzero + INFS), (NAN, NAN))
+        + each(grid(NANS, NANS), (NAN, NAN))))
+
+
+@complex_cases("tan")
+def _c_tan(v):
+    # As if -1j * tanh(x*1j).
+    return rotated(_c_tanh(v), times_minus_1j)
+
+
+@complex_cases("exp")
+def _c_exp(v):
+    cis = cis_args(v)
+    return with_conj(
+        each(grid(ZEROS, [0.0]), (1.0, 0.0)) + each(grid(v.finite, [INF]), (NAN, NAN))
+        + each(grid(v.finite, NANS), (NAN, NAN)) + each(grid([INF], [0.0]), (ANY_INF, 0.0))
+        + each(grid([-INF], ZEROS + cis + neg_of(cis)), lambda z: times_cis(0.0, z[1]))
+        + each(grid([INF], cis + neg_of(cis)), lambda z: times_cis(INF, z[1]))
+        + each(grid([-INF], [INF]), (ANY_ZERO, ANY_ZERO)) + each(grid([INF], [INF]), (ANY_INF, NAN))
+        + each(grid([-INF], NANS), (ANY_ZERO, ANY_ZERO)) + each(grid([INF], NANS), (ANY_INF, NAN))
+        + each(grid(NANS, [0.0]), (NAN, 0.0)) + each(grid(NANS, v.pos + v.neg + INFS), (NAN, NAN))
+        + each(grid(NANS, NANS), (NAN, NAN)))
+
+
+@complex_cases("expm1")
+def _c_expm1(v):
+    cis = cis_args(v)
+    return with_conj(
+        each(grid(ZEROS, [0.0]), (ANY_ZERO, 0.0)) + each(grid(v.finite, [INF]), (NAN, NAN))
+        + each(grid(v.finite, NANS), (NAN, NAN)) + each(grid([INF], [0.0]), (INF, 0.0))
+        + each(grid([-INF], ZEROS + cis + neg_of(cis)), lambda z: minus_one(times_cis(0.0, z[1])))
+        + each(grid([INF], cis + neg_of(cis)), lambda z: minus_one(times_cis(INF, z[1])))
+        + each(grid([-INF], [INF]), (-1.0, ANY_ZERO)) + each(grid([INF], [INF]), (ANY_INF, NAN))
+        + each(grid([-INF], NANS), (-1.0, ANY_ZERO)) + each(grid([INF], NANS), (ANY_INF, NAN))
+        + each(grid(NANS, [0.0]), (NAN, 0.0)) + each(grid(NANS, v.pos + v.neg + INFS), (NAN, NAN))
+        + each(grid(NANS, NANS), (NAN, NAN)))
+
+
+def _c_log_shared(v):
+    """The cases log and log1p share."""
+    return (each(grid(v.finite, [INF]), (INF, Approx(PI / 2))) + each(grid(v.finite, NANS), (NAN, NAN))
+            + each(grid([-INF], v.pos), (INF, Approx(PI))) + each(grid([INF], v.pos), (INF, 0.0))
+            + each(grid([-INF], [INF]), (INF, Approx(3 * PI / 4)))
+            + each(grid([INF], [INF]), (INF, Approx(PI / 4)))
+            + each(grid(INFS, NANS), (INF, NAN)) + each(grid(NANS, v.finite), (NAN, NAN))
+            + each(grid(NANS, [INF]), (INF, NAN)) + each(grid(NANS, NANS), (NAN, NAN)))
+
+
+@complex_cases("log")
+def _c_log(v):
+    return with_conj(each(grid([-0.0], [0.0]), (-INF, Approx(PI))) + each(grid([0.0], [0.0]), (-INF, 0.0))
+                     + _c_log_shared(v))
+
+
+@complex_cases("log2")
+def _c_log2(v):
+    # As if log(x) / log(2).
+    return divided(_c_log(v), math.log(2))
+
+
+@complex_cases("log10")
+def _c_log10(v):
+    # As if log(x) / log(10).
+    return divided(_c_log(v), math.log(10))
+
+
+@complex_cases("log1p")
+def _c_log1p(v):
+    return with_conj(each(grid([-1.0], [0.0]), (-INF, 0.0)) + _c_log_shared(v))
+
+
+@complex_cases("sqrt")
+def _c_sqrt(v):
+    # "a is NaN and b is any value" leaves out b = +infinity, which the case
+    # before it ("any value (including NaN)") settles.
+    return with_conj(
+        each(grid(ZEROS, [0.0]), (0.0, 0.0)) + each(grid(v.finite + INFS + NANS, [INF]), (INF, INF))
+        + each(grid(v.finite, NANS), (NAN, NAN)) + each(grid([-INF], v.pos), (0.0, INF))
+        + each(grid([INF], v.pos), (INF, 0.0)) + each(grid([-INF], NANS), (NAN, ANY_INF))
+        + each(grid([INF], NANS), (INF, NAN)) + each(grid(NANS, v.finite + NANS), (NAN, NAN)))
+
+
+@complex_cases("sign")
+def _c_sign(v):
+    anything = v.finite + INFS + NANS
+    return (each(grid(ZEROS, ZEROS), (ANY_ZERO, 0.0))
+            + each(grid(NANS, anything) + grid(anything, NANS), (NAN, NAN)))
+
+
+@complex_cases("isfinite")
+def _c_isfinite(v):
+    finite = [0.0, -0.0, 3.0, -v.max, v.tiny]
+    return (each(grid(NANS, finite + INFS + NANS) + grid(finite + INFS, NANS), False)
+            + each(grid(INFS, finite + INFS + NANS) + grid(finite + NANS, INFS), False)
+            + each(grid(finite, finite), True))
+
+
+@complex_cases("isinf")
+def _c_isinf(v):
+    finite = [0.0, -0.0, 3.0, -v.max, v.tiny]
+    return (each(grid(INFS, finite + INFS + NANS), True) + each(grid(finite + NANS, INFS), True)
+            + each(grid(finite + NANS, finite + NANS), False))
+
+
+@complex_cases("isnan")
+def _c_isnan(v):
+    others = [0.0, -0.0, 3.0, -v.max, v.tiny] + INFS
+    return each(grid(NANS, others + NANS) + grid(others, NANS), True) + each(grid(others, others), False)
+
+
+@complex_cases("add")
+def _c_add(v):
+    # With the standard's own example: (-0 + 0j) + (-0 - 0j) is -0 + 0j.
+    return componentwise("add", v, lambda o, p: (o, p)) + [(((-0.0, 0.0), (-0.0, -0.0)), (-0.0, 0.0))]
+
+
+@complex_cases("subtract")
+def _c_subtract(v):
+    return componentwise("subtract", v, lambda o, p: (o, p))
+
+
+@complex_cases("round")
+def _c_round(v):
+    return componentwise("round", v, lambda o, p: (o, p))
+
+
+@complex_cases("equal")
+def _c_equal(v):
+    # Any NaN component gives False, which the real-valued rows already say.
+    return componentwise("equal", v, lambda o, p: o and p)
+
+
+@complex_cases("not_equal")
+def _c_not_equal(v):
+    return componentwise("not_equal", v, lambda o, p: o or p)
+
+
+@complex_cases("multiply", "divide")
+def _c_all_nan(v):
+    # Complex by complex follows "special rules": the result is NaN + NaN j
+    # where a, b, c and d are all NaN; the rest is implementation dependent.
+    return cross(grid(NANS, NANS), grid(NANS, NANS), (NAN, NAN))
+
+
+@complex_cases("square")
+def _c_square(v):
+    # As if x * x (see multiply).
+    return each(grid(NANS, NANS), (NAN, NAN))
+
+
 # --- checking ----------------------------------------------------------------
 
 
@@ -514,20 +924,26 @@ def bits(x):
 
 
 def outcome_key(outcome):
+    if isinstance(outcome, tuple):
+        return tuple(outcome_key(o) for o in outcome)
+    if isinstance(outcome, OneOf):
+        return ("one of", frozenset(outcome_key(o) for o in outcome.options))
     return ("float", bits(outcome)) if isinstance(outcome, float) and not isinstance(outcome, bool) else outcome
 
 
-def table(name, dtype):
-    """The rows for ``name`` and ``dtype``, each input held exactly by the
-    dtype and each distinct; a case listed twice must agree with itself."""
-    v = Values(dtype)
+def table(name, dtype, registry=CASES):
+    """The rows for ``name`` and ``dtype``, each input (each component of a
+    complex input) held exactly by the dtype and each distinct; a case listed
+    twice must agree with itself."""
+    v = Values(COMPONENT.get(dtype, dtype))
     rows = {}
-    for inputs, outcome in CASES[name](v):
-        inputs = tuple(float(x) for x in inputs)
-        for x in inputs:
+    for inputs, outcome in registry[name](v):
+        inputs = tuple(tuple(float(x) for x in z) if isinstance(z, tuple) else float(z) for z in inputs)
+        parts = [x for z in inputs for x in (z if isinstance(z, tuple) else (z,))]
+        for x in parts:
             held = float(v.dtype(x))
             assert bits(held) == bits(x) or (math.isnan(x) and math.isnan(held)), (name, dtype, x)
-        key = tuple(bits(x) for x in inputs)
+        key = tuple(bits(x) for x in parts)
         if key in rows:
             assert outcome_key(rows[key][1]) == outcome_key(outcome), (name, dtype, inputs, rows[key][1], outcome)
             continue
@@ -555,14 +971,25 @@ def matches(got, outcome, t):
         return not math.isnan(got) and math.copysign(1.0, got) == (-1.0 if outcome.negative else 1.0)
     if isinstance(outcome, AnyZero):
         return got == 0.0
+    if isinstance(outcome, AnyInf):
+        return math.isinf(got)
     if isinstance(outcome, OneOf):
         return any(matches(got, o, t) for o in outcome.options)
     raise TypeError(outcome)
 
 
+def matches_complex(got, outcome, t):
+    """``matches`` for a pair of component outcomes, or for a single outcome."""
+    if isinstance(outcome, tuple):
+        return matches(got.real, outcome[0], t) and matches(got.imag, outcome[1], t)
+    return matches(got, outcome, t)
+
+
 def show(x):
     if isinstance(x, (bool, np.bool_)):
         return str(bool(x))
+    if np.iscomplexobj(x):
+        return f"complex({show(x.real)}, {show(x.imag)})"
     x = float(x)
     if math.isnan(x):
         return "-nan" if math.copysign(1.0, x) < 0 else "nan"
@@ -580,6 +1007,10 @@ def describe(outcome):
         return "negative sign" if outcome.negative else "positive sign"
     if isinstance(outcome, AnyZero):
         return "±0"
+    if isinstance(outcome, AnyInf):
+        return "±inf"
+    if isinstance(outcome, tuple):
+        return f"complex({describe(outcome[0])}, {describe(outcome[1])})"
     if isinstance(outcome, OneOf):
         return " or ".join(describe(o) for o in outcome.options)
     return repr(outcome)
@@ -605,6 +1036,34 @@ def run_cases(device, name, dtype, rows):
     ]
 
 
+def run_complex_cases(device, name, dtype, rows):
+    """Calls ``name`` once on complex columns of all the rows' inputs; the failures."""
+    d = getattr(xp, dtype)
+    needs_dtype(device, d)
+    part = COMPONENT[dtype]
+    t = np.dtype(part).type
+    columns = []
+    for i in range(len(rows[0][0])):
+        c = np.empty(len(rows), dtype=dtype)
+        c.real = [inputs[i][0] for inputs, _ in rows]
+        c.imag = [inputs[i][1] for inputs, _ in rows]
+        # Signed zeros and the signs of NaNs survive into the column.
+        signs = [math.copysign(1.0, x) < 0 for inputs, _ in rows for x in inputs[i]]
+        assert np.signbit(c.view(t)).tolist() == signs
+        columns.append(c)
+    got = run_or_skip(getattr(xp, name), *(xp.asarray(c, device=device) for c in columns))
+    assert got.device == device
+    want = xp.bool if name in BOOL_RESULT else getattr(xp, part) if name == "abs" else d
+    assert got.dtype == want, f"{name} on {device}: dtype {got.dtype}, expected {want}"
+    values = host(got)
+    assert values.shape == (len(rows),)
+    return [
+        f"  {name}({', '.join(show(c[i]) for c in columns)}): expected {describe(outcome)}, got {show(values[i])}"
+        for i, (_, outcome) in enumerate(rows)
+        if not matches_complex(values[i], outcome, t)
+    ]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_special_cases(device, name, dtype):
@@ -612,6 +1071,15 @@ def test_special_cases(device, name, dtype):
     failures = run_cases(device, name, dtype, rows)
     assert not failures, (f"{name} {dtype} on {device}: {len(failures)} of {len(rows)} special cases differ "
                           f"from the standard:\n" + "\n".join(failures))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", sorted(COMPLEX_CASES))
+def test_special_cases_complex(device, name, dtype):
+    rows = table(name, dtype, COMPLEX_CASES)
+    failures = run_complex_cases(device, name, dtype, rows)
+    assert not failures, (f"{name} {dtype} on {device}: {len(failures)} of {len(rows)} complex special cases "
+                          f"differ from the standard:\n" + "\n".join(failures))
 
 
 # The standard's symmetries: cosh is even, sinh and tanh are odd ("for all
