@@ -86,8 +86,8 @@ pub(crate) fn reciprocal(z: C) -> C {
     }
 }
 
-/// `z / |z|`; 0 for 0; NaN when both components are infinite, or when one
-/// is NaN and the other finite; `+-1` or `+-i` beside a single infinity.
+/// `z / |z|`; 0 for 0; NaN when a component is NaN or both are infinite;
+/// `+-1` or `+-i` beside a single infinity.
 pub(crate) fn sign(z: C) -> C {
     let (x, y) = (z.re, z.im);
     // The Array API's order: a NaN component decides, even beside an

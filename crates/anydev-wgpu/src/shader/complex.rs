@@ -78,10 +78,10 @@ fn c64_isnan(a: vec2<f32>) -> bool { return isnan_f32(a.x) || isnan_f32(a.y); }
 fn c64_isinf(a: vec2<f32>) -> bool { return isinf_f32(a.x) || isinf_f32(a.y); }
 fn c64_isfinite(a: vec2<f32>) -> bool { return isfinite_f32(a.x) && isfinite_f32(a.y); }
 fn c64_round(a: vec2<f32>) -> vec2<f32> { return vec2<f32>(round_f32(a.x), round_f32(a.y)); }
-// NumPy 2: z / |z|, 0 for 0, NaN for NaN; an infinite component gives
-// its sign (NaN when both are infinite).
+// z / |z|, 0 for 0; NaN when a component is NaN (even beside an infinity,
+// as the Array API says) or both are infinite; an infinite component
+// alone gives its sign.
 fn c64_sign(a: vec2<f32>) -> vec2<f32> {
-  // A NaN component decides, even beside an infinity (the Array API).
   if (isnan_f32(a.x) || isnan_f32(a.y)) { return c64_nan(); }
   let h = hypot_f32(a.x, a.y);
   if (isinf_f32(h) && c64_isfinite(a)) {
