@@ -105,14 +105,17 @@ fn devices_describe_themselves_or_the_backend_says_why_not() {
 }
 
 #[test]
-fn f64_transcendentals_are_declared_unsupported() {
+fn f64_transcendentals_without_kernels_are_declared_unsupported() {
     let g = match common::gpu() {
         Some(g) => g,
         None => return,
     };
-    use anydev_core::ops::{OpCode, UnaryOp};
+    use anydev_core::ops::{BinaryOp, OpCode, UnaryOp};
     if g.holds(DType::F64) {
         assert!(g.backend.supports(0, OpCode::Unary(UnaryOp::Sqrt), DType::F64));
-        assert!(!g.backend.supports(0, OpCode::Unary(UnaryOp::Exp), DType::F64));
+        assert!(g.backend.supports(0, OpCode::Unary(UnaryOp::Exp), DType::F64));
+        assert!(g.backend.supports(0, OpCode::Unary(UnaryOp::Log10), DType::F64));
+        assert!(!g.backend.supports(0, OpCode::Unary(UnaryOp::Sin), DType::F64));
+        assert!(!g.backend.supports(0, OpCode::Binary(BinaryOp::Pow), DType::F64));
     }
 }

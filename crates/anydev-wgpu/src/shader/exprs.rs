@@ -4,7 +4,7 @@
 //! never disagree.
 
 use super::dtype::Repr;
-use anydev_ops::{BinaryOp, DType, UnaryOp};
+use anydev_ops::{BinaryOp, DType, OpCode, UnaryOp};
 
 /// A WGSL expression over the operands `a` (and `b`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,9 +34,16 @@ fn boolean(s: impl Into<String>) -> Option<Expr> {
     Some(Expr::Bool(s.into()))
 }
 
-/// Whether WGSL has the transcendental functions for this compute type.
-fn has_transcendentals(r: &Repr) -> bool {
-    r.compute == "f32"
+/// Whether the transcendental functions of this compute type are written:
+/// all of f32's ([`super::math_exp`], [`super::math_trig`]), f64's
+/// exponentials and logarithms ([`super::math_f64`]).
+fn has_transcendental(op: OpCode, r: &Repr) -> bool {
+    use UnaryOp::*;
+    match r.compute {
+        "f32" => true,
+        "f64" => matches!(op, OpCode::Unary(Exp | Expm1 | Log | Log1p | Log2 | Log10)),
+        _ => false,
+    }
 }
 
 /// `op(a)` for dtype `r`, or `None` where it is unsupported.
@@ -49,7 +56,8 @@ pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
     if r.is_float() {
         // Some GPUs' transcendentals lose NaNs; pass them through explicitly.
         let transcendental = |f: &str| {
-            has_transcendentals(r).then(|| Expr::Value(format!("select({}, a, isnan_{t}(a))", f.replace("$T", t))))
+            has_transcendental(OpCode::Unary(op), r)
+                .then(|| Expr::Value(format!("select({}, a, isnan_{t}(a))", f.replace("$T", t))))
         };
         return match op {
             Abs => value("abs(a)"),
@@ -152,7 +160,7 @@ pub fn binary(op: BinaryOp, r: &Repr) -> Option<Expr> {
         return common;
     }
     if r.is_float() {
-        let transcendental = |f: String| has_transcendentals(r).then_some(Expr::Value(f));
+        let transcendental = |f: String| has_transcendental(OpCode::Binary(op), r).then_some(Expr::Value(f));
         return match op {
             Divide => value("a / b"),
             CopySign => value(format!("copysign_{t}(a, b)")),

@@ -12,6 +12,7 @@ pub mod linalg;
 mod lines;
 pub mod map;
 mod math_exp;
+mod math_f64;
 mod math_trig;
 pub mod matmul;
 mod nonzero;

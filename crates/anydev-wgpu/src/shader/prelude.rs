@@ -249,6 +249,7 @@ pub fn helpers(compute: &str) -> String {
             if wide {
                 text.push_str(F64_NARROW);
                 text.push_str(F64_HYPOT);
+                text.push_str(super::math_f64::LIBRARY);
             } else {
                 text.push_str(HALF_STEPS);
                 text.push_str(super::math_exp::LIBRARY);

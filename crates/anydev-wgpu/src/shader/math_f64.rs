@@ -1,0 +1,189 @@
+//! f64 exponentials and logarithms in WGSL. WGSL has no f64 built-ins
+//! beyond arithmetic, `sqrt`, `floor` and the like (Vulkan's
+//! `GLSL.std.450` `Exp` and `Log` take 16- and 32-bit floats only), so
+//! `exp`, `expm1`, `log`, `log1p`, `log2` and `log10` are written out here,
+//! after fdlibm's algorithms (Sun's, as FreeBSD's libm carries them), each
+//! within 1 ulp.
+//!
+//! As in [`super::math_exp`]: results below the normal range are rounded
+//! from the bits, so a driver that flushes subnormals in arithmetic cannot
+//! lose them; intermediate values whose rounding error a later step
+//! recovers go through `keep_f64`, which no compiler can see through
+//! (Mesa folds `(a + b) - a` to `b`); and nothing relies on fused
+//! multiply-adds. The other f64 transcendental functions are not written
+//! yet: `exprs` declares them unsupported.
+
+/// The WGSL library; it uses the f64 float helpers of the prelude
+/// (`isnan_f64`, `inf_f64`, `nan_f64`, `round_f64`).
+pub const LIBRARY: &str = r#"
+fn keep_f64(x: f64) -> f64 {
+  let u = bitcast<u64>(x);
+  return bitcast<f64>(select(u, 0x7ff8000000000000lu, u == 0x7ffffffffffffffflu));
+}
+
+// a + b exactly, as the rounded sum and what it lost.
+fn two_sum_f64(a: f64, b: f64) -> vec2<f64> {
+  let s = keep_f64(a + b);
+  let v = keep_f64(s - a);
+  return vec2<f64>(s, (a - (s - v)) + (b - v));
+}
+
+// 2^n for -1022 <= n <= 1023.
+fn pow2_f64(n: i32) -> f64 { return bitcast<f64>(u64(u32(n + 1023)) << 52u); }
+
+// y 2^k for y in [0.5, 2) and k >= -1075, rounded once: the exponent is
+// added in the bits, and a result below the normal range is the integer
+// nearest y 2^(k + 1074) (ties to even), which is its bit pattern.
+fn scale_f64(y: f64, k: i32) -> f64 {
+  let b = bitcast<u64>(y);
+  let e = i32(b >> 52u) + k;
+  let normal = bitcast<f64>(b + (u64(u32(k)) << 52u));
+  let tiny = bitcast<f64>(u64(round_f64(y * pow2_f64(clamp(k + 1074, -1, 60)))));
+  return select(select(normal, tiny, e <= 0), inf_f64(), e >= 2047);
+}
+
+// The reduction of exp and expm1: x = k ln 2 + hi - lo, with ln 2's high
+// part 32 bits long so that k times it is exact.
+struct ExpReduction64 { k: f64, hi: f64, lo: f64 }
+fn exp_reduce_f64(x: f64) -> ExpReduction64 {
+  let k = floor(x * 1.44269504088896338700e+00lf + 0.5lf);
+  return ExpReduction64(k, keep_f64(x - k * 6.93147180369123816490e-01lf), k * 1.90821492927058770002e-10lf);
+}
+
+// fdlibm's exp: a rational approximation of exp(r) on |r| <= ln 2 / 2.
+fn exp_f64(a: f64) -> f64 {
+  // Below -745.2 every result rounds to zero; the clamp keeps k >= -1075.
+  let x = clamp(a, -745.2lf, 710.0lf);
+  let p = exp_reduce_f64(x);
+  let r = p.hi - p.lo;
+  let t = r * r;
+  let c = r - t * (1.66666666666666019037e-01lf + t * (-2.77777777770155933842e-03lf
+    + t * (6.61375632143793436117e-05lf + t * (-1.65339022054652515390e-06lf
+    + t * 4.13813679705723846039e-08lf))));
+  let y = 1.0lf - ((p.lo - (r * c) / (2.0lf - c)) - p.hi);
+  return scale_f64(y, i32(p.k));
+}
+
+// expm1: the reduction as for exp, expm1(r) = r + r^2 q(r) by Taylor to
+// degree 13 (the remainder is below 2^-56 relative on |r| <= ln 2 / 2),
+// then 2^k (1 + expm1(r)) - 1 as ((2^k - 1) + 2^k r) + 2^k (r^2 q + ...),
+// the first sum exact in two parts (2^k - 1 is exact for |k| <= 53), so
+// that only the last addition rounds.
+fn expm1_f64(a: f64) -> f64 {
+  let x = clamp(a, -40.0lf, 710.0lf);
+  let p = exp_reduce_f64(x);
+  let r = keep_f64(p.hi - p.lo);
+  // What the rounding of r lost, carried to first order.
+  let c = (p.hi - r) - p.lo;
+  let q = 5.0e-01lf + r * (1.6666666666666666e-01lf + r * (4.1666666666666664e-02lf
+    + r * (8.3333333333333332e-03lf + r * (1.3888888888888889e-03lf + r * (1.9841269841269841e-04lf
+    + r * (2.4801587301587302e-05lf + r * (2.7557319223985893e-06lf + r * (2.7557319223985888e-07lf
+    + r * (2.5052108385441720e-08lf + r * (2.0876756987868100e-09lf + r * 1.6059043836821613e-10lf))))))))));
+  let tail = r * r * q + c * (1.0lf + r);
+  let k = i32(p.k);
+  let t = pow2_f64(clamp(k, -60, 60));
+  let head = two_sum_f64(t - 1.0lf, t * r);
+  let mid = head.x + (head.y + t * tail);
+  let big = scale_f64(1.0lf + (r + tail), k);
+  let y = select(select(mid, -1.0lf, k < -53), big, k > 53);
+  // |a| < 2^-54: a itself, which keeps -0.
+  return select(y, a, abs(a) < 5.5511151231257827e-17lf);
+}
+
+// ln(1 + f) for sqrt(2)/2 - 1 <= f < sqrt(2) - 1, fdlibm's kernel: with
+// s = f / (2 + f), ln(1 + f) = f - hfsq + s (hfsq + R(s^2)), hfsq = f^2 / 2.
+struct Log1pKernel64 { hfsq: f64, r: f64 }
+fn log1p_kernel_f64(f: f64) -> Log1pKernel64 {
+  let s = f / (2.0lf + f);
+  let z = s * s;
+  let w = z * z;
+  let t1 = w * (3.999999999940941908e-01lf + w * (2.222219843214978396e-01lf + w * 1.531383769920937332e-01lf));
+  let t2 = z * (6.666666666666735130e-01lf + w * (2.857142874366239149e-01lf
+    + w * (1.818357216161805012e-01lf + w * 1.479819860511658591e-01lf)));
+  let hfsq = 0.5lf * f * f;
+  return Log1pKernel64(hfsq, s * (hfsq + t2 + t1));
+}
+
+// x = 2^k (1 + f) for finite x > 0, subnormals included (their integer
+// significand is exact in f64), 1 + f in [sqrt(2)/2, sqrt(2)).
+struct LogSplit64 { k: f64, f: f64 }
+fn log_split_f64(x: f64) -> LogSplit64 {
+  var b = bitcast<u64>(x);
+  var k = -1023;
+  if (b < 0x10000000000000lu) {
+    b = bitcast<u64>(f64(b));
+    k = k - 1074;
+  }
+  k = k + i32(b >> 52u);
+  let mant = b & 0xffffffffffffflu;
+  // Significands from sqrt(2) up are halved.
+  let up = (mant + 0x95f6400000000lu) & 0x10000000000000lu;
+  let m = bitcast<f64>(mant | (up ^ 0x3ff0000000000000lu));
+  return LogSplit64(f64(k + i32(up >> 52u)), m - 1.0lf);
+}
+
+// k ln 2 + ln(1 + f) + c, c a small correction.
+fn log_sum_f64(k: f64, f: f64, c: f64) -> f64 {
+  let l = log1p_kernel_f64(f);
+  return k * 6.93147180369123816490e-01lf - ((l.hfsq - (l.r + (k * 1.90821492927058770002e-10lf + c))) - f);
+}
+
+// The special values of the logarithms of a: -inf at zero, NaN below it,
+// +inf at +inf; `value` elsewhere.
+fn log_special_f64(a: f64, value: f64) -> f64 {
+  let b = bitcast<u64>(a);
+  if ((b & 0x7ffffffffffffffflu) == 0lu) { return -inf_f64(); }
+  if (b > 0x8000000000000000lu) { return nan_f64(); }
+  return select(value, a, b == 0x7ff0000000000000lu);
+}
+
+fn log_f64(a: f64) -> f64 {
+  let s = log_split_f64(a);
+  return log_special_f64(a, log_sum_f64(s.k, s.f, 0.0lf));
+}
+
+// FreeBSD's log1p: f = a itself while 1 + a needs no scaling; otherwise
+// u = 1 + a is split, and what its rounding lost is carried as c / u.
+fn log1p_f64(a: f64) -> f64 {
+  let u = keep_f64(1.0lf + a);
+  let s = log_split_f64(u);
+  let c = select(a - (u - 1.0lf), 1.0lf - (u - a), u >= 2.0lf) / u;
+  let near = a > -2.9289321881345248e-01lf && a < 4.1421356237309503e-01lf;
+  let v = select(log_sum_f64(s.k, s.f, c), log_sum_f64(0.0lf, a, 0.0lf), near);
+  if (a == -1.0lf) { return -inf_f64(); }
+  if (a < -1.0lf) { return nan_f64(); }
+  // |a| < 2^-54, -0 included: a itself.
+  return select(select(v, a, abs(a) < 5.5511151231257827e-17lf), a, a == inf_f64());
+}
+
+// FreeBSD's log2 and log10: ln(1 + f) as hi + lo with hi's low 32 bits
+// cleared, so that its products with the constants' 32-bit high parts
+// lose nothing, then k (or k log10 2) added in two parts.
+struct LogParts64 { k: f64, hi: f64, lo: f64 }
+fn log_parts_f64(a: f64) -> LogParts64 {
+  let s = log_split_f64(a);
+  let l = log1p_kernel_f64(s.f);
+  let hi = bitcast<f64>(bitcast<u64>(s.f - l.hfsq) & 0xffffffff00000000lu);
+  return LogParts64(s.k, hi, ((s.f - hi) - l.hfsq) + l.r);
+}
+
+fn log2_f64(a: f64) -> f64 {
+  let p = log_parts_f64(a);
+  let vhi = p.hi * 1.44269504072144627571e+00lf;
+  var vlo = (p.lo + p.hi) * 1.67517131648865118353e-10lf + p.lo * 1.44269504072144627571e+00lf;
+  let w = keep_f64(p.k + vhi);
+  vlo = vlo + ((p.k - w) + vhi);
+  return log_special_f64(a, vlo + w);
+}
+
+fn log10_f64(a: f64) -> f64 {
+  let p = log_parts_f64(a);
+  let vhi = p.hi * 4.34294481878168880939e-01lf;
+  let y2 = p.k * 3.01029995663611771306e-01lf;
+  var vlo = p.k * 3.69423907715893078616e-13lf + (p.lo + p.hi) * 2.50829467116452752298e-11lf
+    + p.lo * 4.34294481878168880939e-01lf;
+  let w = keep_f64(y2 + vhi);
+  vlo = vlo + ((y2 - w) + vhi);
+  return log_special_f64(a, vlo + w);
+}
+"#;
