@@ -1,17 +1,18 @@
-//! f64 exponentials and logarithms in WGSL. WGSL has no f64 built-ins
-//! beyond arithmetic, `sqrt`, `floor` and the like (Vulkan's
-//! `GLSL.std.450` `Exp` and `Log` take 16- and 32-bit floats only), so
-//! `exp`, `expm1`, `log`, `log1p`, `log2` and `log10` are written out here,
-//! after fdlibm's algorithms (Sun's, as FreeBSD's libm carries them), each
-//! within 1 ulp.
+//! f64 exponentials, logarithms and hyperbolic functions in WGSL. WGSL has
+//! no f64 built-ins beyond arithmetic, `sqrt`, `floor` and the like
+//! (Vulkan's `GLSL.std.450` `Exp` and `Log` take 16- and 32-bit floats
+//! only), so `exp`, `expm1`, `log`, `log1p`, `log2`, `log10`, `sinh`,
+//! `cosh`, `tanh`, `asinh`, `acosh` and `atanh` are written out here, after
+//! fdlibm's algorithms (Sun's, as FreeBSD's libm carries them): the first
+//! six within 1 ulp, the hyperbolic ones within 2 (`tests/f64_math.rs`).
 //!
 //! As in [`super::math_exp`]: results below the normal range are rounded
 //! from the bits, so a driver that flushes subnormals in arithmetic cannot
 //! lose them; intermediate values whose rounding error a later step
 //! recovers go through `keep_f64`, which no compiler can see through
 //! (Mesa folds `(a + b) - a` to `b`); and nothing relies on fused
-//! multiply-adds. The other f64 transcendental functions are not written
-//! yet: `exprs` declares them unsupported.
+//! multiply-adds. The trigonometric functions, `pow` and `logaddexp` are
+//! not written yet: `exprs` declares them unsupported for f64.
 
 /// The WGSL library; it uses the f64 float helpers of the prelude
 /// (`isnan_f64`, `inf_f64`, `nan_f64`, `round_f64`).
@@ -185,5 +186,95 @@ fn log10_f64(a: f64) -> f64 {
   let w = keep_f64(y2 + vhi);
   vlo = vlo + ((y2 - w) + vhi);
   return log_special_f64(a, vlo + w);
+}
+
+// The hyperbolic functions, fdlibm's: through expm1 near zero, where
+// e^x and e^-x nearly cancel, and through exp (halved before squaring
+// near the overflow threshold) beyond.
+fn sinh_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x >= inf_f64() || x < 3.7252902984619141e-09lf) { return a; }
+  let h = copysign_f64(0.5lf, a);
+  if (x < 22.0lf) {
+    let t = expm1_f64(x);
+    if (x < 1.0lf) { return h * (2.0lf * t - t * t / (t + 1.0lf)); }
+    return h * (t + t / (t + 1.0lf));
+  }
+  if (x < 7.09782712893383973096e+02lf) { return h * exp_f64(x); }
+  let w = exp_f64(0.5lf * x);
+  return (h * w) * w;
+}
+
+fn cosh_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x >= inf_f64()) { return x; }
+  if (x < 3.4657359027997265e-01lf) {
+    let t = expm1_f64(x);
+    let w = 1.0lf + t;
+    return 1.0lf + (t * t) / (w + w);
+  }
+  if (x < 22.0lf) {
+    let t = exp_f64(x);
+    return 0.5lf * t + 0.5lf / t;
+  }
+  if (x < 7.09782712893383973096e+02lf) { return 0.5lf * exp_f64(x); }
+  let w = exp_f64(0.5lf * x);
+  return (0.5lf * w) * w;
+}
+
+fn tanh_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x < 2.7755575615628914e-17lf) { return a; }
+  var z = 1.0lf;
+  if (x < 22.0lf) {
+    if (x >= 1.0lf) {
+      z = 1.0lf - 2.0lf / (expm1_f64(2.0lf * x) + 2.0lf);
+    } else {
+      let t = expm1_f64(-2.0lf * x);
+      z = -t / (t + 2.0lf);
+    }
+  }
+  return copysign_f64(z, a);
+}
+
+// The inverse hyperbolic functions, fdlibm's: logarithms of arguments
+// rearranged so that nothing cancels.
+fn asinh_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x >= inf_f64() || x < 3.7252902984619141e-09lf) { return a; }
+  var w: f64;
+  if (x > 268435456.0lf) {
+    w = log_f64(x) + 6.93147180559945286227e-01lf;
+  } else if (x > 2.0lf) {
+    w = log_f64(2.0lf * x + 1.0lf / (sqrt(x * x + 1.0lf) + x));
+  } else {
+    let t = x * x;
+    w = log1p_f64(x + t / (1.0lf + sqrt(1.0lf + t)));
+  }
+  return copysign_f64(w, a);
+}
+
+fn acosh_f64(a: f64) -> f64 {
+  if (a < 1.0lf) { return nan_f64(); }
+  if (a >= inf_f64()) { return a; }
+  if (a > 268435456.0lf) { return log_f64(a) + 6.93147180559945286227e-01lf; }
+  if (a > 2.0lf) { return log_f64(2.0lf * a - 1.0lf / (a + sqrt(a * a - 1.0lf))); }
+  let t = a - 1.0lf;
+  return log1p_f64(t + sqrt(2.0lf * t + t * t));
+}
+
+fn atanh_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x > 1.0lf) { return nan_f64(); }
+  if (x == 1.0lf) { return copysign_f64(inf_f64(), a); }
+  if (x < 3.7252902984619141e-09lf) { return a; }
+  var t: f64;
+  if (x < 0.5lf) {
+    let d = x + x;
+    t = 0.5lf * log1p_f64(d + d * x / (1.0lf - x));
+  } else {
+    t = 0.5lf * log1p_f64((x + x) / (1.0lf - x));
+  }
+  return copysign_f64(t, a);
 }
 "#;
