@@ -1,4 +1,5 @@
-//! The f64 exponentials, logarithms and hyperbolic functions written in WGSL (`shader::math_f64`)
+//! The f64 exponentials, logarithms, hyperbolic and inverse trigonometric
+//! functions written in WGSL (`shader::math_f64`)
 //! against std's (glibc's libm) over random bit patterns, their whole
 //! finite ranges, the regions where they cancel, the overflow and underflow
 //! thresholds, subnormals and the special values; on adapters that hold
@@ -6,7 +7,7 @@
 
 mod common;
 
-use anydev_core::ops::{Op, OpCode, UnaryOp};
+use anydev_core::ops::{BinaryOp, Op, OpCode, Operand, UnaryOp};
 use anydev_core::DType;
 use common::*;
 
@@ -128,13 +129,13 @@ fn run(g: &Gpu, op: UnaryOp, x: &[f64]) -> Vec<f64> {
 /// `sinh`, `cosh` and `acosh` within 1 (the references 1 or 2 off),
 /// `tanh` and `atanh` within 2 (the references 1 off).
 #[test]
-fn f64_exponentials_logarithms_and_hyperbolics_match_references() {
+fn f64_unary_functions_match_references() {
     let g = gpu_or_skip!();
     if !g.holds(DType::F64) {
         return;
     }
     let x = inputs();
-    let functions: [Checked; 12] = [
+    let functions: [Checked; 15] = [
         (UnaryOp::Exp, f64::exp, 1),
         (UnaryOp::Expm1, f64::exp_m1, 1),
         (UnaryOp::Log, f64::ln, 1),
@@ -147,6 +148,9 @@ fn f64_exponentials_logarithms_and_hyperbolics_match_references() {
         (UnaryOp::Asinh, asinh, 2),
         (UnaryOp::Acosh, acosh, 2),
         (UnaryOp::Atanh, atanh, 3),
+        (UnaryOp::Asin, f64::asin, 1),
+        (UnaryOp::Acos, f64::acos, 1),
+        (UnaryOp::Atan, f64::atan, 1),
     ];
     for (op, reference, bound) in functions {
         assert!(g.backend.supports(0, OpCode::Unary(op), DType::F64), "{op} f64");
@@ -181,5 +185,38 @@ fn f64_exponentials_logarithms_and_hyperbolics_match_references() {
             got[x.iter().position(|v| v.to_bits() == at.to_bits()).unwrap()],
             reference(at)
         );
+    }
+}
+
+/// `atan2` within 1 ulp of std's over pairs of the inputs above (every
+/// quadrant, ratios from 2^-2098 to 2^2098), and the standard's special
+/// values of signed zeros and infinities exactly.
+#[test]
+fn f64_atan2_matches_std() {
+    let g = gpu_or_skip!();
+    if !g.holds(DType::F64) {
+        return;
+    }
+    assert!(g.backend.supports(0, OpCode::Binary(BinaryOp::Atan2), DType::F64));
+    let x = inputs();
+    let specials = [0.0, -0.0, 1.0, -1.0, 5e-324, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
+    let mut pairs: Vec<(f64, f64)> = x.iter().zip(x.iter().rev()).map(|(&a, &b)| (a, b)).collect();
+    pairs.extend(specials.iter().flat_map(|&a| specials.iter().map(move |&b| (a, b))));
+    let (y, xs): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+    let shape = [y.len()];
+    let strides = contiguous(&shape);
+    let (yb, xb) = (g.upload(&encode(DType::F64, &y)), g.upload(&encode(DType::F64, &xs)));
+    let out = g.alloc(y.len() * 8);
+    g.run(&Op::Binary {
+        op: BinaryOp::Atan2,
+        lhs: Operand::Tensor(tensor(&yb, DType::F64, &shape, &strides, 0)),
+        rhs: Operand::Tensor(tensor(&xb, DType::F64, &shape, &strides, 0)),
+        out: tensor(&out, DType::F64, &shape, &strides, 0),
+    })
+    .unwrap();
+    let got = decode(DType::F64, &g.download(&out));
+    for (&(a, b), &z) in pairs.iter().zip(&got) {
+        let want = a.atan2(b);
+        assert!(ulps(z, want) <= 1, "atan2({a:e}, {b:e}) f64: got {z:e}, want {want:e}");
     }
 }

@@ -1,18 +1,19 @@
-//! f64 exponentials, logarithms and hyperbolic functions in WGSL. WGSL has
-//! no f64 built-ins beyond arithmetic, `sqrt`, `floor` and the like
-//! (Vulkan's `GLSL.std.450` `Exp` and `Log` take 16- and 32-bit floats
-//! only), so `exp`, `expm1`, `log`, `log1p`, `log2`, `log10`, `sinh`,
-//! `cosh`, `tanh`, `asinh`, `acosh` and `atanh` are written out here, after
-//! fdlibm's algorithms (Sun's, as FreeBSD's libm carries them): the first
-//! six within 1 ulp, the hyperbolic ones within 2 (`tests/f64_math.rs`).
+//! f64 exponentials, logarithms, hyperbolic and inverse trigonometric
+//! functions in WGSL. WGSL has no f64 built-ins beyond arithmetic, `sqrt`,
+//! `floor` and the like (Vulkan's `GLSL.std.450` `Exp` and `Log` take 16-
+//! and 32-bit floats only), so `exp`, `expm1`, `log`, `log1p`, `log2`,
+//! `log10`, `sinh`, `cosh`, `tanh`, `asinh`, `acosh`, `atanh`, `asin`,
+//! `acos`, `atan` and `atan2` are written out here, after fdlibm's
+//! algorithms (Sun's, as FreeBSD's libm carries them); their bounds are in
+//! `tests/f64_math.rs` and docs/accuracy.md.
 //!
 //! As in [`super::math_exp`]: results below the normal range are rounded
 //! from the bits, so a driver that flushes subnormals in arithmetic cannot
 //! lose them; intermediate values whose rounding error a later step
 //! recovers go through `keep_f64`, which no compiler can see through
 //! (Mesa folds `(a + b) - a` to `b`); and nothing relies on fused
-//! multiply-adds. The trigonometric functions, `pow` and `logaddexp` are
-//! not written yet: `exprs` declares them unsupported for f64.
+//! multiply-adds. `sin`, `cos`, `tan`, `pow` and `logaddexp` are not
+//! written yet: `exprs` declares them unsupported for f64.
 
 /// The WGSL library; it uses the f64 float helpers of the prelude
 /// (`isnan_f64`, `inf_f64`, `nan_f64`, `round_f64`).
@@ -276,5 +277,143 @@ fn atanh_f64(a: f64) -> f64 {
     t = 0.5lf * log1p_f64((x + x) / (1.0lf - x));
   }
   return copysign_f64(t, a);
+}
+
+// fdlibm's atan: |x| folded by one of four reference points (atan of
+// 1/2, 1, 3/2, infinity, each in two parts) onto |t| < 7/16, then an odd
+// polynomial of degree 23.
+fn atan_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x >= 7.3786976294838206e+19lf) { return copysign_f64(1.57079632679489655800e+00lf, a); }
+  if (x < 7.4505805969238281e-09lf) { return a; }
+  var id = -1;
+  var t = a;
+  if (x >= 0.4375lf) {
+    if (x < 0.6875lf) {
+      id = 0;
+      t = (2.0lf * x - 1.0lf) / (2.0lf + x);
+    } else if (x < 1.1875lf) {
+      id = 1;
+      t = (x - 1.0lf) / (x + 1.0lf);
+    } else if (x < 2.4375lf) {
+      id = 2;
+      t = (x - 1.5lf) / (1.0lf + 1.5lf * x);
+    } else {
+      id = 3;
+      t = -1.0lf / x;
+    }
+  }
+  let z = t * t;
+  let w = z * z;
+  let s1 = z * (3.33333333333329318027e-01lf + w * (1.42857142725034663711e-01lf
+    + w * (9.09088713343650656196e-02lf + w * (6.66107313738753120669e-02lf
+    + w * (4.97687799461593236017e-02lf + w * 1.62858201153657823623e-02lf)))));
+  let s2 = w * (-1.99999999998764832476e-01lf + w * (-1.11111104054623557880e-01lf
+    + w * (-7.69187620504482999495e-02lf + w * (-5.83357013379057348645e-02lf
+    + w * -3.65315727442169155270e-02lf))));
+  if (id < 0) { return t - t * (s1 + s2); }
+  var hi = 1.57079632679489655800e+00lf;
+  var lo = 6.12323399573676603587e-17lf;
+  if (id == 0) {
+    hi = 4.63647609000806093515e-01lf;
+    lo = 2.26987774529616870924e-17lf;
+  } else if (id == 1) {
+    hi = 7.85398163397448278999e-01lf;
+    lo = 3.06161699786838301793e-17lf;
+  } else if (id == 2) {
+    hi = 9.82793723247329054082e-01lf;
+    lo = 1.39033110312309984516e-17lf;
+  }
+  return copysign_f64(hi - ((t * (s1 + s2) - lo) - t), a);
+}
+
+// fdlibm's rational approximation of (asin(x) - x) / x^3 in t = x^2,
+// shared by asin and acos: p(t) / q(t).
+fn asin_ratio_f64(t: f64) -> f64 {
+  let p = t * (1.66666666666666657415e-01lf + t * (-3.25565818622400915405e-01lf
+    + t * (2.01212532134862925881e-01lf + t * (-4.00555345006794114027e-02lf
+    + t * (7.91534994289814532176e-04lf + t * 3.47933107596021167570e-05lf)))));
+  let q = 1.0lf + t * (-2.40339491173441421878e+00lf + t * (2.02094576023350569471e+00lf
+    + t * (-6.88283971605453293030e-01lf + t * 7.70381505559019352791e-02lf)));
+  return p / q;
+}
+
+// s with its low 32 bits cleared: s^2 of it is exact.
+fn high_half_f64(s: f64) -> f64 {
+  return bitcast<f64>(bitcast<u64>(s) & 0xffffffff00000000lu);
+}
+
+// fdlibm's asin: the ratio directly below 1/2; above, through
+// asin(x) = pi/2 - 2 asin(sqrt((1 - x) / 2)), with sqrt's rounding
+// recovered from its high half.
+fn asin_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x > 1.0lf) { return nan_f64(); }
+  if (x < 7.4505805969238281e-09lf) { return a; }
+  if (x < 0.5lf) { return a + a * asin_ratio_f64(a * a); }
+  let t = (1.0lf - x) * 0.5lf;
+  let r = asin_ratio_f64(t);
+  let s = sqrt(t);
+  var v: f64;
+  if (x >= 0.975lf) {
+    v = 1.57079632679489655800e+00lf - (2.0lf * (s + s * r) - 6.12323399573676603587e-17lf);
+  } else {
+    let w = high_half_f64(s);
+    let c = (t - w * w) / (s + w);
+    let p = 2.0lf * s * r - (6.12323399573676603587e-17lf - 2.0lf * c);
+    let q = 7.85398163397448278999e-01lf - 2.0lf * w;
+    v = 7.85398163397448278999e-01lf - (p - q);
+  }
+  return copysign_f64(v, a);
+}
+
+// fdlibm's acos, by the same ratio: pi/2 - asin(x) below 1/2, and
+// 2 asin(sqrt((1 -+ x) / 2)) (from pi for negative x) above.
+fn acos_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x > 1.0lf) { return nan_f64(); }
+  if (x < 0.5lf) {
+    return 1.57079632679489655800e+00lf - (a - (6.12323399573676603587e-17lf - a * asin_ratio_f64(a * a)));
+  }
+  let z = (1.0lf - x) * 0.5lf;
+  let s = sqrt(z);
+  let r = asin_ratio_f64(z);
+  if (a < 0.0lf) {
+    return 3.14159265358979311600e+00lf - 2.0lf * (s + (r * s - 6.12323399573676603587e-17lf));
+  }
+  if (a == 1.0lf) { return 0.0lf; }
+  let df = high_half_f64(s);
+  let c = (z - df * df) / (s + df);
+  return 2.0lf * (df + (r * s + c));
+}
+
+// fdlibm's atan2: the quadrant from the signs, the special values of
+// zeros and infinities, then atan of |y / x| placed in the quadrant with
+// pi in two parts.
+fn atan2_f64(y: f64, x: f64) -> f64 {
+  if (isnan_f64(x) || isnan_f64(y)) { return nan_f64(); }
+  let pi = 3.14159265358979311600e+00lf;
+  let pi_lo = 1.22464679914735317720e-16lf;
+  let west = signbit_f64(x);
+  if (iszero_f64(y)) { return select(y, copysign_f64(pi, y), west); }
+  if (iszero_f64(x)) { return copysign_f64(1.57079632679489655800e+00lf, y); }
+  if (isinf_f64(x)) {
+    if (isinf_f64(y)) {
+      return copysign_f64(select(7.85398163397448278999e-01lf, 2.35619449019234492885e+00lf, west), y);
+    }
+    return copysign_f64(select(0.0lf, pi, west), y);
+  }
+  if (isinf_f64(y)) { return copysign_f64(1.57079632679489655800e+00lf, y); }
+  let k = i32((bitcast<u64>(y) >> 52u) & 0x7fflu) - i32((bitcast<u64>(x) >> 52u) & 0x7fflu);
+  var z: f64;
+  if (k > 60) {
+    z = 1.57079632679489655800e+00lf + 0.5lf * pi_lo;
+  } else if (west && k < -60) {
+    z = 0.0lf;
+  } else {
+    z = atan_f64(abs(y / x));
+  }
+  if (!west) { return copysign_f64(z, y); }
+  return copysign_f64(pi - (z - pi_lo), y);
 }
 "#;
