@@ -1,5 +1,5 @@
-//! The f64 exponentials, logarithms, hyperbolic and inverse trigonometric
-//! functions written in WGSL (`shader::math_f64`)
+//! The f64 exponentials, logarithms, trigonometric and hyperbolic
+//! functions and their inverses written in WGSL (`shader::math_f64`)
 //! against std's (glibc's libm) over random bit patterns, their whole
 //! finite ranges, the regions where they cancel, the overflow and underflow
 //! thresholds, subnormals and the special values; on adapters that hold
@@ -61,6 +61,14 @@ fn inputs() -> Vec<f64> {
         -38.0,
         1e-17,
         -1e-17,
+        // Arguments near multiples of pi/2 that the reduction must
+        // resolve: 1e22, pi/4, pi/2, pi (for the closest of all, see
+        // `f64_trigonometry_of_the_hardest_reduction`).
+        1e22,
+        std::f64::consts::FRAC_PI_4,
+        std::f64::consts::FRAC_PI_2,
+        std::f64::consts::PI,
+        -std::f64::consts::PI,
     ]);
     x
 }
@@ -135,7 +143,7 @@ fn f64_unary_functions_match_references() {
         return;
     }
     let x = inputs();
-    let functions: [Checked; 15] = [
+    let functions: [Checked; 18] = [
         (UnaryOp::Exp, f64::exp, 1),
         (UnaryOp::Expm1, f64::exp_m1, 1),
         (UnaryOp::Log, f64::ln, 1),
@@ -151,6 +159,9 @@ fn f64_unary_functions_match_references() {
         (UnaryOp::Asin, f64::asin, 1),
         (UnaryOp::Acos, f64::acos, 1),
         (UnaryOp::Atan, f64::atan, 1),
+        (UnaryOp::Sin, f64::sin, 1),
+        (UnaryOp::Cos, f64::cos, 1),
+        (UnaryOp::Tan, f64::tan, 1),
     ];
     for (op, reference, bound) in functions {
         assert!(g.backend.supports(0, OpCode::Unary(op), DType::F64), "{op} f64");
@@ -218,5 +229,30 @@ fn f64_atan2_matches_std() {
     for (&(a, b), &z) in pairs.iter().zip(&got) {
         let want = a.atan2(b);
         assert!(ulps(z, want) <= 1, "atan2({a:e}, {b:e}) f64: got {z:e}, want {want:e}");
+    }
+}
+
+/// The double closest to a multiple of pi/2 relative to its size,
+/// 6381956970095103 2^797, is 4.687e-19 past one (n = 1 mod 4). Exact
+/// values (the reduction redone with Python integers, 3000 bits of pi):
+/// glibc's `cos` there is 8 ulps off, so std is no reference.
+#[test]
+fn f64_trigonometry_of_the_hardest_reduction() {
+    let g = gpu_or_skip!();
+    if !g.holds(DType::F64) {
+        return;
+    }
+    let x = [6381956970095103.0 * 2f64.powi(797)];
+    for (op, want) in [
+        (UnaryOp::Sin, 1.0),
+        (UnaryOp::Cos, -4.687165924254628e-19),
+        (UnaryOp::Tan, -2.133485385753704e18),
+    ] {
+        let got = run(g, op, &x)[0];
+        assert!(
+            ulps(got, want) <= 1,
+            "{op} f64 of {:e}: got {got:e}, want {want:e}",
+            x[0]
+        );
     }
 }

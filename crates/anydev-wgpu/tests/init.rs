@@ -115,7 +115,8 @@ fn f64_transcendentals_without_kernels_are_declared_unsupported() {
         assert!(g.backend.supports(0, OpCode::Unary(UnaryOp::Sqrt), DType::F64));
         assert!(g.backend.supports(0, OpCode::Unary(UnaryOp::Exp), DType::F64));
         assert!(g.backend.supports(0, OpCode::Unary(UnaryOp::Log10), DType::F64));
-        assert!(!g.backend.supports(0, OpCode::Unary(UnaryOp::Sin), DType::F64));
+        assert!(g.backend.supports(0, OpCode::Unary(UnaryOp::Sin), DType::F64));
         assert!(!g.backend.supports(0, OpCode::Binary(BinaryOp::Pow), DType::F64));
+        assert!(!g.backend.supports(0, OpCode::Binary(BinaryOp::LogAddExp), DType::F64));
     }
 }

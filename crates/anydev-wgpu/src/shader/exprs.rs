@@ -35,32 +35,12 @@ fn boolean(s: impl Into<String>) -> Option<Expr> {
 }
 
 /// Whether the transcendental functions of this compute type are written:
-/// all of f32's ([`super::math_exp`], [`super::math_trig`]), f64's
-/// exponentials, logarithms, hyperbolic and inverse trigonometric functions
-/// ([`super::math_f64`]).
+/// all of f32's ([`super::math_exp`], [`super::math_trig`]), and all of
+/// f64's but `pow` and `logaddexp` ([`super::math_f64`]).
 fn has_transcendental(op: OpCode, r: &Repr) -> bool {
-    use UnaryOp::*;
     match r.compute {
         "f32" => true,
-        "f64" => matches!(
-            op,
-            OpCode::Unary(
-                Exp | Expm1
-                    | Log
-                    | Log1p
-                    | Log2
-                    | Log10
-                    | Sinh
-                    | Cosh
-                    | Tanh
-                    | Asinh
-                    | Acosh
-                    | Atanh
-                    | Asin
-                    | Acos
-                    | Atan
-            ) | OpCode::Binary(BinaryOp::Atan2)
-        ),
+        "f64" => !matches!(op, OpCode::Binary(BinaryOp::Pow | BinaryOp::LogAddExp)),
         _ => false,
     }
 }

@@ -1,19 +1,19 @@
-//! f64 exponentials, logarithms, hyperbolic and inverse trigonometric
-//! functions in WGSL. WGSL has no f64 built-ins beyond arithmetic, `sqrt`,
-//! `floor` and the like (Vulkan's `GLSL.std.450` `Exp` and `Log` take 16-
-//! and 32-bit floats only), so `exp`, `expm1`, `log`, `log1p`, `log2`,
-//! `log10`, `sinh`, `cosh`, `tanh`, `asinh`, `acosh`, `atanh`, `asin`,
-//! `acos`, `atan` and `atan2` are written out here, after fdlibm's
-//! algorithms (Sun's, as FreeBSD's libm carries them); their bounds are in
-//! `tests/f64_math.rs` and docs/accuracy.md.
+//! f64 transcendental functions in WGSL. WGSL has no f64 built-ins beyond
+//! arithmetic, `sqrt`, `floor` and the like (Vulkan's `GLSL.std.450` `Exp`,
+//! `Log` and `Sin` take 16- and 32-bit floats only), so `exp`, `expm1`,
+//! `log`, `log1p`, `log2`, `log10`, `sin`, `cos`, `tan`, `asin`, `acos`,
+//! `atan`, `atan2`, `sinh`, `cosh`, `tanh`, `asinh`, `acosh` and `atanh`
+//! are written out here, after fdlibm's algorithms (Sun's, as FreeBSD's
+//! libm carries them); their bounds are in `tests/f64_math.rs` and
+//! docs/accuracy.md.
 //!
 //! As in [`super::math_exp`]: results below the normal range are rounded
 //! from the bits, so a driver that flushes subnormals in arithmetic cannot
 //! lose them; intermediate values whose rounding error a later step
 //! recovers go through `keep_f64`, which no compiler can see through
 //! (Mesa folds `(a + b) - a` to `b`); and nothing relies on fused
-//! multiply-adds. `sin`, `cos`, `tan`, `pow` and `logaddexp` are not
-//! written yet: `exprs` declares them unsupported for f64.
+//! multiply-adds. `pow` and `logaddexp` are not written yet: `exprs`
+//! declares them unsupported for f64.
 
 /// The WGSL library; it uses the f64 float helpers of the prelude
 /// (`isnan_f64`, `inf_f64`, `nan_f64`, `round_f64`).
@@ -415,5 +415,203 @@ fn atan2_f64(y: f64, x: f64) -> f64 {
   }
   if (!west) { return copysign_f64(z, y); }
   return copysign_f64(pi - (z - pi_lo), y);
+}
+
+// The sines, cosines and tangents, fdlibm's kernels on an argument reduced
+// exactly: |x| = (n + f) pi/2 with |f| <= 1/2, by Payne-Hanek for every
+// |x| > pi/4. The significand (53 bits) times a 192-bit window of 2/pi's
+// bits, in 32-bit limbs, leaves n mod 4 two bits above the binary point
+// and f to 2^-128 below it: enough for the closest f64 to a multiple of
+// pi/2 (|f| about 2^-62), and independent of fused multiply-adds.
+
+// Word i of 2/pi's bits after 64 zero bits, so that a window may start
+// before the binary point.
+fn trig64_two_over_pi(i: u32) -> u32 {
+  var t = array<u32, 41>(
+    0u, 0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+    0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u, 0xb7246e3au, 0x424dd2e0u,
+    0x06492eeau, 0x09d1921cu, 0xfe1deb1cu, 0xb129a73eu, 0xe88235f5u, 0x2ebb4484u,
+    0xe99c7026u, 0xb45f7e41u, 0x3991d639u, 0x835339f4u, 0x9c845f8bu, 0xbdf9283bu,
+    0x1ff897ffu, 0xde05980fu, 0xef2f118bu, 0x5a0a6d1fu, 0x6d367ecfu, 0x27cb09b7u,
+    0x4f463f66u, 0x9e5fea2du, 0x7527bac7u, 0xebe5f17bu, 0x3d0739f7u, 0x8a5292eau,
+    0x6bfb5fb1u, 0x1f8d5d08u, 0x56033046u, 0xfc7b6babu, 0xf0cfbc20u,
+  );
+  return t[i];
+}
+
+// 64 bits of limbs `l` (least significant first) ending at bit `top`.
+fn trig64_bits(l: array<u32, 8>, top: u32) -> u64 {
+  var v = l;
+  let k = top >> 5u;
+  let s = top & 31u;
+  // The 96 bits whose top word holds bit `top`, then the 64 below it.
+  let w = (u64(v[k]) << 32u) | u64(v[k - 1u]);
+  let below = select(0u, v[k - 2u], k >= 2u);
+  return (w << (31u - s)) | (u64(below) >> (s + 1u));
+}
+
+struct Trig64 { n: u32, hi: f64, lo: f64 }
+
+// |x| for finite |x| > pi/4 as n pi/2 + (hi + lo).
+fn trig64_reduce(x: f64) -> Trig64 {
+  let b = bitcast<u64>(x);
+  let m = (b & 0xffffffffffffflu) | 0x10000000000000lu;
+  // x = m 2^e; the window starts at 2/pi's bit e - 1 (its first bit after
+  // the point is bit 1), which is bit e + 62 of the table.
+  let p0 = u32(i32(b >> 52u) - 1075 + 62);
+  let w0 = p0 >> 5u;
+  let sh = p0 & 31u;
+  var win: array<u32, 6>;
+  for (var j = 0u; j < 6u; j = j + 1u) {
+    let a = trig64_two_over_pi(w0 + j);
+    let c = trig64_two_over_pi(w0 + j + 1u);
+    win[5u - j] = select((a << sh) | (c >> (32u - sh)), a, sh == 0u);
+  }
+  // m times the window, column sums of 32-bit halves, then the carries.
+  let ms = array<u64, 2>(m & 0xfffffffflu, m >> 32u);
+  var col: array<u64, 9>;
+  for (var i = 0u; i < 2u; i = i + 1u) {
+    for (var j = 0u; j < 6u; j = j + 1u) {
+      let p = ms[i] * u64(win[j]);
+      col[i + j] = col[i + j] + (p & 0xfffffffflu);
+      col[i + j + 1u] = col[i + j + 1u] + (p >> 32u);
+    }
+  }
+  var l: array<u32, 8>;
+  var carry = 0lu;
+  for (var k = 0u; k < 8u; k = k + 1u) {
+    let s = col[k] + carry;
+    l[k] = u32(s & 0xfffffffflu);
+    carry = s >> 32u;
+  }
+  // The binary point is at bit 190 of the product.
+  var n = l[5] >> 30u;
+  var fh = trig64_bits(l, 189u);
+  var fl = trig64_bits(l, 125u);
+  let negative = (fh >> 63u) != 0lu;
+  if (negative) {
+    n = n + 1u;
+    fl = ~fl + 1lu;
+    fh = ~fh + select(0lu, 1lu, fl == 0lu);
+  }
+  // |f| 2^128 as (fh, fl), normalised, then as hi + lo.
+  var lz = 0u;
+  if (fh == 0lu) {
+    fh = fl;
+    fl = 0lu;
+    lz = 64u;
+  }
+  let top = u32(fh >> 32u);
+  let z = select(32u + countLeadingZeros(u32(fh & 0xfffffffflu)), countLeadingZeros(top), top != 0u);
+  if (z != 0u) {
+    fh = (fh << z) | (fl >> (64u - z));
+    fl = fl << z;
+  }
+  lz = lz + z;
+  let dh = f64(fh >> 11u) * pow2_f64(-53 - i32(lz));
+  let dl = f64(((fh & 0x7fflu) << 42u) | (fl >> 22u)) * pow2_f64(-106 - i32(lz));
+  // times pi/2, in two parts: the head's product with pi/2's head exactly
+  // (Dekker's product of 26-bit halves).
+  let c_hi = 1.57079632679489655800e+00lf;
+  let c_lo = 6.12323399573676603587e-17lf;
+  let p = keep_f64(dh * c_hi);
+  let ah = high_bits_f64(dh);
+  let al = dh - ah;
+  let bh = high_bits_f64(c_hi);
+  let bl = c_hi - bh;
+  let err = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  let r = two_sum_f64(p, err + (dh * c_lo + dl * c_hi));
+  let sign = select(1.0lf, -1.0lf, negative);
+  return Trig64(n & 3u, sign * r.x, sign * r.y);
+}
+
+// s with its low 27 bits cleared: products of two such halves are exact.
+fn high_bits_f64(s: f64) -> f64 {
+  return bitcast<f64>(bitcast<u64>(s) & 0xfffffffff8000000lu);
+}
+
+// fdlibm's kernels on |x| <= pi/4, x = hi + lo.
+fn trig64_sin(x: f64, y: f64) -> f64 {
+  let z = x * x;
+  let v = z * x;
+  let r = 8.33333333332248946124e-03lf + z * (-1.98412698298579493134e-04lf
+    + z * (2.75573137070700676789e-06lf + z * (-2.50507602534068634195e-08lf + z * 1.58969099521155010221e-10lf)));
+  return x - ((z * (0.5lf * y - v * r) - y) - v * -1.66666666666666324348e-01lf);
+}
+
+fn trig64_cos(x: f64, y: f64) -> f64 {
+  let z = x * x;
+  let w = z * z;
+  let r = z * (4.16666666666666019037e-02lf + z * (-1.38888888888741095749e-03lf + z * 2.48015872894767294178e-05lf))
+    + w * w * (-2.75573143513906633035e-07lf + z * (2.08757232129817482790e-09lf + z * -1.13596475577881948265e-11lf));
+  let hz = 0.5lf * z;
+  let u = keep_f64(1.0lf - hz);
+  return u + (((1.0lf - u) - hz) + (z * r - x * y));
+}
+
+// tan(x + y), or -1 / tan(x + y) when `odd`.
+fn trig64_tan(x0: f64, y0: f64, odd: bool) -> f64 {
+  var x = x0;
+  var y = y0;
+  let big = abs(x) >= 0.6744lf;
+  let s0 = select(1.0lf, -1.0lf, x < 0.0lf);
+  if (big) {
+    x = abs(x0);
+    y = s0 * y0;
+    x = (7.85398163397448278999e-01lf - x) + (3.06161699786838301793e-17lf - y);
+    y = 0.0lf;
+  }
+  let z = x * x;
+  let w = z * z;
+  var r = 1.33333333333201242699e-01lf + w * (2.18694882948595424599e-02lf + w * (3.59207910759131235356e-03lf
+    + w * (5.88041240820264096874e-04lf + w * (7.81794442939557092300e-05lf + w * -1.85586374855275456654e-05lf))));
+  let v = z * (5.39682539762260521377e-02lf + w * (8.86323982359930005737e-03lf + w * (1.45620945432529025516e-03lf
+    + w * (2.46463134818469906812e-04lf + w * (7.14072491382608190305e-05lf + w * 2.59073051863633712884e-05lf)))));
+  let s = z * x;
+  r = y + z * (s * (r + v) + y);
+  r = r + 3.33333333333334091986e-01lf * s;
+  let t = keep_f64(x + r);
+  if (big) {
+    let iy = select(1.0lf, -1.0lf, odd);
+    return s0 * (iy - 2.0lf * (x - (t * t / (t + iy) - r)));
+  }
+  if (!odd) { return t; }
+  // -1 / (x + r), accurately.
+  let zh = bitcast<f64>(bitcast<u64>(t) & 0xffffffff00000000lu);
+  let vv = r - (zh - x);
+  let a = -1.0lf / t;
+  let th = bitcast<f64>(bitcast<u64>(a) & 0xffffffff00000000lu);
+  let ss = 1.0lf + th * zh;
+  return th + a * (ss + th * vv);
+}
+
+fn sin_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x >= inf_f64()) { return nan_f64(); }
+  if (x < 7.4505805969238281e-09lf) { return a; }
+  if (x <= 7.85398163397448278999e-01lf) { return trig64_sin(a, 0.0lf); }
+  let t = trig64_reduce(x);
+  var v: f64;
+  if ((t.n & 1u) == 0u) { v = trig64_sin(t.hi, t.lo); } else { v = trig64_cos(t.hi, t.lo); }
+  return copysign_f64(1.0lf, a) * select(v, -v, t.n >= 2u);
+}
+
+fn cos_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x >= inf_f64()) { return nan_f64(); }
+  if (x <= 7.85398163397448278999e-01lf) { return trig64_cos(x, 0.0lf); }
+  let t = trig64_reduce(x);
+  var v: f64;
+  if ((t.n & 1u) == 0u) { v = trig64_cos(t.hi, t.lo); } else { v = trig64_sin(t.hi, t.lo); }
+  return select(v, -v, t.n == 1u || t.n == 2u);
+}
+
+fn tan_f64(a: f64) -> f64 {
+  let x = abs(a);
+  if (x >= inf_f64()) { return nan_f64(); }
+  if (x < 7.4505805969238281e-09lf) { return a; }
+  if (x <= 7.85398163397448278999e-01lf) { return trig64_tan(a, 0.0lf, false); }
+  let t = trig64_reduce(x);
+  return copysign_f64(1.0lf, a) * trig64_tan(t.hi, t.lo, (t.n & 1u) == 1u);
 }
 "#;
