@@ -199,6 +199,22 @@ fn f64_unary_functions_match_references() {
     }
 }
 
+fn run_binary(g: &Gpu, op: BinaryOp, pairs: &[(f64, f64)]) -> Vec<f64> {
+    let (a, b): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+    let shape = [a.len()];
+    let strides = contiguous(&shape);
+    let (ab, bb) = (g.upload(&encode(DType::F64, &a)), g.upload(&encode(DType::F64, &b)));
+    let out = g.alloc(a.len() * 8);
+    g.run(&Op::Binary {
+        op,
+        lhs: Operand::Tensor(tensor(&ab, DType::F64, &shape, &strides, 0)),
+        rhs: Operand::Tensor(tensor(&bb, DType::F64, &shape, &strides, 0)),
+        out: tensor(&out, DType::F64, &shape, &strides, 0),
+    })
+    .unwrap();
+    decode(DType::F64, &g.download(&out))
+}
+
 /// `atan2` within 1 ulp of std's over pairs of the inputs above (every
 /// quadrant, ratios from 2^-2098 to 2^2098), and the standard's special
 /// values of signed zeros and infinities exactly.
@@ -213,19 +229,7 @@ fn f64_atan2_matches_std() {
     let specials = [0.0, -0.0, 1.0, -1.0, 5e-324, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
     let mut pairs: Vec<(f64, f64)> = x.iter().zip(x.iter().rev()).map(|(&a, &b)| (a, b)).collect();
     pairs.extend(specials.iter().flat_map(|&a| specials.iter().map(move |&b| (a, b))));
-    let (y, xs): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
-    let shape = [y.len()];
-    let strides = contiguous(&shape);
-    let (yb, xb) = (g.upload(&encode(DType::F64, &y)), g.upload(&encode(DType::F64, &xs)));
-    let out = g.alloc(y.len() * 8);
-    g.run(&Op::Binary {
-        op: BinaryOp::Atan2,
-        lhs: Operand::Tensor(tensor(&yb, DType::F64, &shape, &strides, 0)),
-        rhs: Operand::Tensor(tensor(&xb, DType::F64, &shape, &strides, 0)),
-        out: tensor(&out, DType::F64, &shape, &strides, 0),
-    })
-    .unwrap();
-    let got = decode(DType::F64, &g.download(&out));
+    let got = run_binary(g, BinaryOp::Atan2, &pairs);
     for (&(a, b), &z) in pairs.iter().zip(&got) {
         let want = a.atan2(b);
         assert!(ulps(z, want) <= 1, "atan2({a:e}, {b:e}) f64: got {z:e}, want {want:e}");
@@ -254,5 +258,117 @@ fn f64_trigonometry_of_the_hardest_reduction() {
             "{op} f64 of {:e}: got {got:e}, want {want:e}",
             x[0]
         );
+    }
+}
+
+/// `pow` within 1 ulp of std's: positive bases across the whole range
+/// with moderate exponents (half of them integers), negative bases with
+/// integer exponents (odd ones give negative results), bases near 1 with
+/// exponents beyond 2^31, results that overflow, underflow or land among
+/// the subnormals, and every pair of C99's special values (zeros,
+/// infinities, NaN, +-1, +-0.5, +-2, +-3).
+#[test]
+fn f64_pow_matches_std() {
+    let g = gpu_or_skip!();
+    if !g.holds(DType::F64) {
+        return;
+    }
+    assert!(g.backend.supports(0, OpCode::Binary(BinaryOp::Pow), DType::F64));
+    let mut rng = Rng(7);
+    let mut pairs = Vec::new();
+    for i in 0..60_000 {
+        let x = rng.uniform(-1074.0, 1023.0).exp2();
+        let y = rng.uniform(-50.0, 50.0);
+        pairs.push((x, if i % 2 == 0 { y.round() } else { y }));
+        let z = rng.uniform(-40.0, 40.0).exp2();
+        pairs.push((-z, rng.uniform(-30.0, 30.0).round()));
+        pairs.push((1.0 + rng.uniform(-1e-9, 1e-9), rng.uniform(-1e12, 1e12)));
+        pairs.push((rng.uniform(0.0, 4.0), rng.uniform(-1200.0, 1200.0)));
+    }
+    let specials = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        -2.0,
+        3.0,
+        -3.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    pairs.extend(specials.iter().flat_map(|&a| specials.iter().map(move |&b| (a, b))));
+    let got = run_binary(g, BinaryOp::Pow, &pairs);
+    let worst = pairs
+        .iter()
+        .zip(&got)
+        .map(|(&(a, b), &z)| (ulps(z, a.powf(b)), a, b, z))
+        .max_by_key(|w| w.0)
+        .unwrap();
+    let (u, a, b, z) = worst;
+    assert!(
+        u <= 1,
+        "pow({a:e}, {b:e}) f64: {u} ulps: got {z:e}, want {:e}",
+        a.powf(b)
+    );
+}
+
+/// `logaddexp` as the host kernels define it (NumPy's: the larger argument
+/// plus `ln_1p(exp(-|x - y|))`), computed here with std's functions: within
+/// 2 ulps of the larger of |result| and the larger argument's magnitude
+/// (where the result is near 0 and the arguments are not, the sum cancels
+/// in both), special values exact.
+#[test]
+fn f64_logaddexp_matches_the_host_definition() {
+    let g = gpu_or_skip!();
+    if !g.holds(DType::F64) {
+        return;
+    }
+    let mut rng = Rng(9);
+    let mut pairs: Vec<(f64, f64)> = (0..100_000)
+        .map(|_| (rng.uniform(-800.0, 800.0), rng.uniform(-800.0, 800.0)))
+        .collect();
+    pairs.extend((0..100_000).map(|_| {
+        let x = rng.uniform(-50.0, 50.0);
+        (x, x + rng.uniform(-40.0, 40.0))
+    }));
+    let specials = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        1e300,
+        -1e300,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    pairs.extend(specials.iter().flat_map(|&a| specials.iter().map(move |&b| (a, b))));
+    let reference = |x: f64, y: f64| {
+        if x == y {
+            return x + std::f64::consts::LN_2;
+        }
+        let d = x - y;
+        if d > 0.0 {
+            x + (-d).exp().ln_1p()
+        } else if d <= 0.0 {
+            y + d.exp().ln_1p()
+        } else {
+            d
+        }
+    };
+    let got = run_binary(g, BinaryOp::LogAddExp, &pairs);
+    for (&(x, y), &z) in pairs.iter().zip(&got) {
+        let want = reference(x, y);
+        let scale = want.abs().max(x.abs().max(y.abs()).min(f64::MAX));
+        let ok = if want.is_finite() {
+            z.is_finite() && (z - want).abs() <= 2.0 * f64::EPSILON * scale
+        } else {
+            ulps(z, want) == 0
+        };
+        assert!(ok, "logaddexp({x:e}, {y:e}) f64: got {z:e}, want {want:e}");
     }
 }

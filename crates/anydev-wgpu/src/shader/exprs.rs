@@ -4,7 +4,7 @@
 //! never disagree.
 
 use super::dtype::Repr;
-use anydev_ops::{BinaryOp, DType, OpCode, UnaryOp};
+use anydev_ops::{BinaryOp, DType, UnaryOp};
 
 /// A WGSL expression over the operands `a` (and `b`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,14 +35,11 @@ fn boolean(s: impl Into<String>) -> Option<Expr> {
 }
 
 /// Whether the transcendental functions of this compute type are written:
-/// all of f32's ([`super::math_exp`], [`super::math_trig`]), and all of
-/// f64's but `pow` and `logaddexp` ([`super::math_f64`]).
-fn has_transcendental(op: OpCode, r: &Repr) -> bool {
-    match r.compute {
-        "f32" => true,
-        "f64" => !matches!(op, OpCode::Binary(BinaryOp::Pow | BinaryOp::LogAddExp)),
-        _ => false,
-    }
+/// f32's in [`super::math_exp`] and [`super::math_trig`], f64's in
+/// [`super::math_f64`] (WGSL's built-ins are too loose for f32 and absent
+/// for f64).
+fn has_transcendentals(r: &Repr) -> bool {
+    matches!(r.compute, "f32" | "f64")
 }
 
 /// `op(a)` for dtype `r`, or `None` where it is unsupported.
@@ -55,8 +52,7 @@ pub fn unary(op: UnaryOp, r: &Repr) -> Option<Expr> {
     if r.is_float() {
         // Some GPUs' transcendentals lose NaNs; pass them through explicitly.
         let transcendental = |f: &str| {
-            has_transcendental(OpCode::Unary(op), r)
-                .then(|| Expr::Value(format!("select({}, a, isnan_{t}(a))", f.replace("$T", t))))
+            has_transcendentals(r).then(|| Expr::Value(format!("select({}, a, isnan_{t}(a))", f.replace("$T", t))))
         };
         return match op {
             Abs => value("abs(a)"),
@@ -159,7 +155,7 @@ pub fn binary(op: BinaryOp, r: &Repr) -> Option<Expr> {
         return common;
     }
     if r.is_float() {
-        let transcendental = |f: String| has_transcendental(OpCode::Binary(op), r).then_some(Expr::Value(f));
+        let transcendental = |f: String| has_transcendentals(r).then_some(Expr::Value(f));
         return match op {
             Divide => value("a / b"),
             CopySign => value(format!("copysign_{t}(a, b)")),

@@ -12,8 +12,8 @@
 //! lose them; intermediate values whose rounding error a later step
 //! recovers go through `keep_f64`, which no compiler can see through
 //! (Mesa folds `(a + b) - a` to `b`); and nothing relies on fused
-//! multiply-adds. `pow` and `logaddexp` are not written yet: `exprs`
-//! declares them unsupported for f64.
+//! multiply-adds. Every float function of the op vocabulary has an f64
+//! form here.
 
 /// The WGSL library; it uses the f64 float helpers of the prelude
 /// (`isnan_f64`, `inf_f64`, `nan_f64`, `round_f64`).
@@ -613,5 +613,155 @@ fn tan_f64(a: f64) -> f64 {
   if (x <= 7.85398163397448278999e-01lf) { return trig64_tan(a, 0.0lf, false); }
   let t = trig64_reduce(x);
   return copysign_f64(1.0lf, a) * trig64_tan(t.hi, t.lo, (t.n & 1u) == 1u);
+}
+
+// Whether finite b is an integer, and whether an odd one, from its bits.
+fn int_parity_f64(b: f64) -> vec2<bool> {
+  let u = bitcast<u64>(b) & 0x7ffffffffffffffflu;
+  let e = i32(u >> 52u) - 1023;
+  if (u == 0lu) { return vec2<bool>(true, false); }
+  if (e < 0) { return vec2<bool>(false, false); }
+  if (e > 52) { return vec2<bool>(true, false); }
+  let m = (u & 0xffffffffffffflu) | 0x10000000000000lu;
+  let frac = m & ((1lu << u32(52 - e)) - 1lu);
+  return vec2<bool>(frac == 0lu, frac == 0lu && ((m >> u32(52 - e)) & 1lu) == 1lu);
+}
+
+// The f64 whose high word is `h` and whose low word is zero.
+fn from_high_f64(h: u32) -> f64 { return bitcast<f64>(u64(h) << 32u); }
+
+// fdlibm's pow for finite x > 0 and finite y, C99's special values
+// decided by the caller: log2(x) as t1 + t2 to about 2^-64 (t1 with 32
+// bits), y split the same way, and 2^(y log2 x) from its integer part and
+// an exp-like rational approximation.
+fn pow_core_f64(ax0: f64, y: f64) -> f64 {
+  var ax = ax0;
+  var ix = u32(bitcast<u64>(ax) >> 32u);
+  let iy = u32(bitcast<u64>(y) >> 32u) & 0x7fffffffu;
+  var t1: f64;
+  var t2: f64;
+  if (iy > 0x41e00000u) {
+    // |y| > 2^31: x far from 1 over- or underflows; near 1, the log by
+    // its series.
+    if (ix < 0x3fefffffu) { return select(0.0lf, inf_f64(), y < 0.0lf); }
+    if (ix > 0x3ff00000u) { return select(0.0lf, inf_f64(), y > 0.0lf); }
+    let t = ax - 1.0lf;
+    let w = (t * t) * (0.5lf - t * (0.3333333333333333333333lf - t * 0.25lf));
+    let u = 1.44269502162933349609e+00lf * t;
+    let v = t * 1.92596299112661746887e-08lf - w * 1.44269504088896338700e+00lf;
+    t1 = high_half_f64(u + v);
+    t2 = v - (t1 - u);
+  } else {
+    var n = 0;
+    if (ix < 0x00100000u) {
+      ax = ax * 9007199254740992.0lf;
+      n = n - 53;
+      ix = u32(bitcast<u64>(ax) >> 32u);
+    }
+    n = n + i32(ix >> 20u) - 0x3ff;
+    let j = ix & 0x000fffffu;
+    var k = 0u;
+    ix = j | 0x3ff00000u;
+    if (j <= 0x3988eu) {
+      k = 0u;
+    } else if (j < 0xbb67au) {
+      k = 1u;
+    } else {
+      n = n + 1;
+      ix = ix - 0x00100000u;
+    }
+    ax = bitcast<f64>((u64(ix) << 32u) | (bitcast<u64>(ax) & 0xfffffffflu));
+    let bp = select(1.0lf, 1.5lf, k == 1u);
+    let dp_h = select(0.0lf, 5.84962487220764160156e-01lf, k == 1u);
+    let dp_l = select(0.0lf, 1.35003920212974897128e-08lf, k == 1u);
+    // ss = s_h + s_l = (x - bp) / (x + bp).
+    let u = ax - bp;
+    let v = 1.0lf / (ax + bp);
+    let ss = u * v;
+    let s_h = high_half_f64(ss);
+    var t_h = from_high_f64(((ix >> 1u) | 0x20000000u) + 0x00080000u + (k << 18u));
+    var t_l = ax - (t_h - bp);
+    let s_l = v * ((u - s_h * t_h) - s_h * t_l);
+    var s2 = ss * ss;
+    var r = s2 * s2 * (5.99999999999994648725e-01lf + s2 * (4.28571428578550184252e-01lf
+      + s2 * (3.33333329818377432918e-01lf + s2 * (2.72728123808534006489e-01lf
+      + s2 * (2.30660745775561754067e-01lf + s2 * 2.06975017800338417784e-01lf)))));
+    r = r + s_l * (s_h + ss);
+    s2 = s_h * s_h;
+    t_h = high_half_f64(3.0lf + s2 + r);
+    t_l = r - ((t_h - 3.0lf) - s2);
+    let u2 = s_h * t_h;
+    let v2 = s_l * t_h + t_l * ss;
+    let p_h = high_half_f64(u2 + v2);
+    let p_l = v2 - (p_h - u2);
+    let z_h = 9.61796700954437255859e-01lf * p_h;
+    let z_l = -7.02846165095275826516e-09lf * p_h + p_l * 9.61796693925975554329e-01lf + dp_l;
+    let t = f64(n);
+    t1 = high_half_f64(((z_h + z_l) + dp_h) + t);
+    t2 = z_l - (((t1 - t) - dp_h) - z_h);
+  }
+  // (y1 + y2) (t1 + t2), y1 with 32 bits.
+  let y1 = high_half_f64(y);
+  let p_l = (y - y1) * t1 + y * t2;
+  var p_h = y1 * t1;
+  let z = p_l + p_h;
+  if (z >= 1024.0lf) {
+    if (z > 1024.0lf || p_l + 8.0085662595372944372e-17lf > z - p_h) { return inf_f64(); }
+  } else if (z <= -1075.0lf) {
+    if (z < -1075.0lf || p_l <= z - p_h) { return 0.0lf; }
+  }
+  // 2^(p_h + p_l) = 2^n 2^f, |f| <= 1/2.
+  var n = 0.0lf;
+  if (abs(z) > 0.5lf) {
+    n = floor(z + 0.5lf);
+    p_h = p_h - n;
+  }
+  let t = high_half_f64(p_l + p_h);
+  let u = t * 6.93147182464599609375e-01lf;
+  let v = (p_l - (t - p_h)) * 6.93147180559945286227e-01lf + t * -1.90465429995776804525e-09lf;
+  let zz = keep_f64(u + v);
+  let w = v - (zz - u);
+  let tt = zz * zz;
+  let c = zz - tt * (1.66666666666666019037e-01lf + tt * (-2.77777777770155933842e-03lf
+    + tt * (6.61375632143793436117e-05lf + tt * (-1.65339022054652515390e-06lf
+    + tt * 4.13813679705723846039e-08lf))));
+  let rr = (zz * c) / (c - 2.0lf) - (w + zz * w);
+  return scale_f64(1.0lf - (rr - zz), i32(n));
+}
+
+// C99's pow (the Array API's special cases), the rest by pow_core_f64.
+fn pow_f64(a: f64, b: f64) -> f64 {
+  let ua = bitcast<u64>(a);
+  let xa = ua & 0x7ffffffffffffffflu;
+  let xb = bitcast<u64>(b) & 0x7ffffffffffffffflu;
+  if (xb == 0lu || ua == 0x3ff0000000000000lu) { return 1.0lf; }
+  if (xa > 0x7ff0000000000000lu || xb > 0x7ff0000000000000lu) { return nan_f64(); }
+  if (bitcast<u64>(b) == 0x3ff0000000000000lu) { return a; }
+  let negative_b = signbit_f64(b);
+  if (xb == 0x7ff0000000000000lu) {
+    if (xa == 0x3ff0000000000000lu) { return 1.0lf; }
+    return select(0.0lf, inf_f64(), (xa > 0x3ff0000000000000lu) != negative_b);
+  }
+  let parity = int_parity_f64(b);
+  let odd = parity.y && signbit_f64(a);
+  if (xa == 0lu || xa == 0x7ff0000000000000lu) {
+    let r = select(0.0lf, inf_f64(), (xa == 0lu) == negative_b);
+    return select(r, -r, odd);
+  }
+  if (signbit_f64(a) && !parity.x) { return nan_f64(); }
+  let r = pow_core_f64(bitcast<f64>(xa), b);
+  // The sign is set on the bits: negating a subnormal may flush it.
+  return select(r, bitcast<f64>(bitcast<u64>(r) | 0x8000000000000000lu), odd);
+}
+
+// NumPy's logaddexp, as the host kernels compute it: the larger argument
+// plus log1p(exp(-|x - y|)), x + ln 2 where the arguments are equal
+// (infinities of one sign included), NaN from NaN.
+fn logaddexp_f64(x: f64, y: f64) -> f64 {
+  if (x == y) { return x + 6.93147180559945286227e-01lf; }
+  let d = x - y;
+  if (d > 0.0lf) { return x + log1p_f64(exp_f64(-d)); }
+  if (d <= 0.0lf) { return y + log1p_f64(exp_f64(d)); }
+  return d;
 }
 "#;
