@@ -19,12 +19,13 @@
 //! Supported dtypes: bool, i8, i16, i32, u8, u16, u32, f16, bf16 and f32
 //! everywhere (1- and 2-byte types packed into 32-bit words, f16/bf16
 //! computing in f32); i64 and u64 with `SHADER_INT64`; f64 with
-//! `SHADER_F64` and `SHADER_INT64`. WGSL has no f64 transcendental
-//! functions, so exp, log, sin, pow, ... are unsupported for f64.
-//! c64 everywhere, as `vec2<f32>` (arithmetic, pow, exp/log, the
-//! trigonometric and hyperbolic functions and their inverses, sqrt, abs,
-//! sign, casts, reductions, scans, matmul); c128 nowhere, as it would need
-//! f64 transcendentals.
+//! `SHADER_F64` and `SHADER_INT64`; WGSL has no f64 transcendental
+//! functions, so the backend writes its own (`shader::math_f64`) and every
+//! float op runs in f64 too. c64 everywhere, as `vec2<f32>` (arithmetic,
+//! pow, exp/log, the trigonometric and hyperbolic functions and their
+//! inverses, sqrt, abs, sign, casts, reductions, scans, matmul); c128
+//! nowhere yet: its kernels (the c64 library written over f64) are not
+//! generated.
 
 pub mod adapter;
 mod buffer_cache;

@@ -17,8 +17,9 @@
 //! costs accuracy: `ln |z|` near the unit circle is `log1p(x^2 + y^2 - 1)`
 //! in double-float, likewise `log1p` and `atanh`.
 //!
-//! Only c64 is generated: c128 would need f64 transcendentals, which WGSL
-//! does not have, so devices do not declare it (see [`super::dtype`]).
+//! Only c64 is generated: c128 would be this library written over f64
+//! (whose real functions [`super::math_f64`] has), which is not done yet,
+//! so devices do not declare it (see [`super::dtype`]).
 
 use super::dtype::Repr;
 use super::exprs::Expr;

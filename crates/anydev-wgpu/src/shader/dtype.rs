@@ -27,8 +27,8 @@ impl ShaderFeatures {
         match dtype {
             DType::I64 | DType::U64 => self.int64,
             DType::F64 => self.f64 && self.int64,
-            // c64 computes in f32; c128 would need f64 transcendentals,
-            // which WGSL lacks, so its kernels are not generated.
+            // c64 computes in f32; c128's kernels (the c64 library written
+            // over f64) are not generated yet.
             DType::C64 => true,
             DType::C128 => false,
             _ => true,

@@ -8,9 +8,9 @@
 //!   the output dtype, and stepped one ulp toward `low` if rounding reached
 //!   `high` (the interval is half-open). Bit-for-bit the CPU's result.
 //! - normal: Box-Muller, `mean + std * sqrt(-2 ln u1) cos(2 pi u2)` with
-//!   `u1 = 1 - unit(w0, w1)`, `u2 = unit(w2, w3)`; WGSL has no f64 logarithm
-//!   or cosine, so those two run in f32 (results agree with the CPU's to
-//!   about 1e-6 relative, and exactly in distribution).
+//!   `u1 = 1 - unit(w0, w1)`, `u2 = unit(w2, w3)`, in f64 with the
+//!   backend's own logarithm and cosine (`math_f64`, each within an ulp or
+//!   two of std's, so results agree with the CPU's to a few ulps).
 //!
 //! Devices without f64 compute everything in f32 with 24-bit uniforms.
 //!
@@ -92,7 +92,7 @@ pub fn spec(out: &Repr, via: DType, normal: bool) -> Option<MapSpec> {
             |a: &str, b: &str| format!("(f64((u64(x.{a}) << 21u) | u64(x.{b} >> 11u)) * (1.0 / 9007199254740992.0))");
         if normal {
             format!(
-                "  let x = philox(i);\n  let u1 = 1.0 - {};\n  let u2 = {};\n  let z = sqrt(-2.0 * log(f32(u1))) * cos(6.2831853071795864769 * f32(u2));\n  let w = v0 + v1 * f64(z);\n  let r = {narrow};",
+                "  let x = philox(i);\n  let u1 = 1.0 - {};\n  let u2 = {};\n  let z = sqrt(-2.0 * log_f64(u1)) * cos_f64(6.2831853071795864769 * u2);\n  let w = v0 + v1 * z;\n  let r = {narrow};",
                 unit("x", "y"),
                 unit("z", "w"),
             )
