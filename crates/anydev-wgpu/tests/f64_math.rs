@@ -7,6 +7,7 @@
 
 mod common;
 
+use anydev_core::backend::TensorRef;
 use anydev_core::ops::{BinaryOp, Op, OpCode, Operand, UnaryOp};
 use anydev_core::DType;
 use common::*;
@@ -115,18 +116,38 @@ fn atanh(x: f64) -> f64 {
 /// An op, its reference and its bound in ulps.
 type Checked = (UnaryOp, fn(f64) -> f64, u64);
 
-fn run(g: &Gpu, op: UnaryOp, x: &[f64]) -> Vec<f64> {
-    let shape = [x.len()];
+/// The wgpu device, when it holds f64 (llvmpipe does); where none does
+/// there is nothing here to check, and the reason is printed.
+fn f64_gpu() -> Option<&'static Gpu> {
+    let g = gpu()?;
+    if !g.holds(DType::F64) {
+        eprintln!("SKIPPED: the wgpu device does not hold f64");
+        return None;
+    }
+    Some(g)
+}
+
+/// `op` over contiguous f64 operands, each uploaded from `inputs`.
+fn launch(
+    g: &Gpu,
+    op: impl for<'a> FnOnce(&[TensorRef<'a>], TensorRef<'a>) -> Op<'a, TensorRef<'a>>,
+    inputs: &[&[f64]],
+) -> Vec<f64> {
+    let shape = [inputs[0].len()];
     let strides = contiguous(&shape);
-    let xb = g.upload(&encode(DType::F64, x));
-    let out = g.alloc(x.len() * 8);
-    g.run(&Op::Unary {
-        op,
-        x: tensor(&xb, DType::F64, &shape, &strides, 0),
-        out: tensor(&out, DType::F64, &shape, &strides, 0),
-    })
-    .unwrap();
+    let buffers: Vec<_> = inputs.iter().map(|x| g.upload(&encode(DType::F64, x))).collect();
+    let out = g.alloc(shape[0] * 8);
+    let operands: Vec<TensorRef<'_>> = buffers
+        .iter()
+        .map(|b| tensor(b, DType::F64, &shape, &strides, 0))
+        .collect();
+    g.run(&op(&operands, tensor(&out, DType::F64, &shape, &strides, 0)))
+        .unwrap();
     decode(DType::F64, &g.download(&out))
+}
+
+fn run(g: &Gpu, op: UnaryOp, x: &[f64]) -> Vec<f64> {
+    launch(g, |t, out| Op::Unary { op, x: t[0], out }, &[x])
 }
 
 /// Each function within `bound` ulps of its reference at every input,
@@ -138,10 +159,7 @@ fn run(g: &Gpu, op: UnaryOp, x: &[f64]) -> Vec<f64> {
 /// `tanh` and `atanh` within 2 (the references 1 off).
 #[test]
 fn f64_unary_functions_match_references() {
-    let g = gpu_or_skip!();
-    if !g.holds(DType::F64) {
-        return;
-    }
+    let Some(g) = f64_gpu() else { return };
     let x = inputs();
     let functions: [Checked; 18] = [
         (UnaryOp::Exp, f64::exp, 1),
@@ -201,18 +219,16 @@ fn f64_unary_functions_match_references() {
 
 fn run_binary(g: &Gpu, op: BinaryOp, pairs: &[(f64, f64)]) -> Vec<f64> {
     let (a, b): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
-    let shape = [a.len()];
-    let strides = contiguous(&shape);
-    let (ab, bb) = (g.upload(&encode(DType::F64, &a)), g.upload(&encode(DType::F64, &b)));
-    let out = g.alloc(a.len() * 8);
-    g.run(&Op::Binary {
-        op,
-        lhs: Operand::Tensor(tensor(&ab, DType::F64, &shape, &strides, 0)),
-        rhs: Operand::Tensor(tensor(&bb, DType::F64, &shape, &strides, 0)),
-        out: tensor(&out, DType::F64, &shape, &strides, 0),
-    })
-    .unwrap();
-    decode(DType::F64, &g.download(&out))
+    launch(
+        g,
+        |t, out| Op::Binary {
+            op,
+            lhs: Operand::Tensor(t[0]),
+            rhs: Operand::Tensor(t[1]),
+            out,
+        },
+        &[&a, &b],
+    )
 }
 
 /// `atan2` within 1 ulp of std's over pairs of the inputs above (every
@@ -220,10 +236,7 @@ fn run_binary(g: &Gpu, op: BinaryOp, pairs: &[(f64, f64)]) -> Vec<f64> {
 /// values of signed zeros and infinities exactly.
 #[test]
 fn f64_atan2_matches_std() {
-    let g = gpu_or_skip!();
-    if !g.holds(DType::F64) {
-        return;
-    }
+    let Some(g) = f64_gpu() else { return };
     assert!(g.backend.supports(0, OpCode::Binary(BinaryOp::Atan2), DType::F64));
     let x = inputs();
     let specials = [0.0, -0.0, 1.0, -1.0, 5e-324, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
@@ -242,10 +255,7 @@ fn f64_atan2_matches_std() {
 /// glibc's `cos` there is 8 ulps off, so std is no reference.
 #[test]
 fn f64_trigonometry_of_the_hardest_reduction() {
-    let g = gpu_or_skip!();
-    if !g.holds(DType::F64) {
-        return;
-    }
+    let Some(g) = f64_gpu() else { return };
     let x = [6381956970095103.0 * 2f64.powi(797)];
     for (op, want) in [
         (UnaryOp::Sin, 1.0),
@@ -269,10 +279,7 @@ fn f64_trigonometry_of_the_hardest_reduction() {
 /// infinities, NaN, +-1, +-0.5, +-2, +-3).
 #[test]
 fn f64_pow_matches_std() {
-    let g = gpu_or_skip!();
-    if !g.holds(DType::F64) {
-        return;
-    }
+    let Some(g) = f64_gpu() else { return };
     assert!(g.backend.supports(0, OpCode::Binary(BinaryOp::Pow), DType::F64));
     let mut rng = Rng(7);
     let mut pairs = Vec::new();
@@ -323,10 +330,7 @@ fn f64_pow_matches_std() {
 /// in both), special values exact.
 #[test]
 fn f64_logaddexp_matches_the_host_definition() {
-    let g = gpu_or_skip!();
-    if !g.holds(DType::F64) {
-        return;
-    }
+    let Some(g) = f64_gpu() else { return };
     let mut rng = Rng(9);
     let mut pairs: Vec<(f64, f64)> = (0..100_000)
         .map(|_| (rng.uniform(-800.0, 800.0), rng.uniform(-800.0, 800.0)))
