@@ -2,9 +2,10 @@
 //! arithmetic, `sqrt`, `floor` and the like (Vulkan's `GLSL.std.450` `Exp`,
 //! `Log` and `Sin` take 16- and 32-bit floats only), so `exp`, `expm1`,
 //! `log`, `log1p`, `log2`, `log10`, `sin`, `cos`, `tan`, `asin`, `acos`,
-//! `atan`, `atan2`, `sinh`, `cosh`, `tanh`, `asinh`, `acosh` and `atanh`
-//! are written out here, after fdlibm's algorithms (Sun's, as FreeBSD's
-//! libm carries them); their bounds are in `tests/f64_math.rs` and
+//! `atan`, `atan2`, `sinh`, `cosh`, `tanh`, `asinh`, `acosh`, `atanh`,
+//! `pow` and `logaddexp` are written out here, after fdlibm's algorithms
+//! (Sun's, as FreeBSD's libm carries them): every float function of the
+//! op vocabulary. Their bounds are in `tests/f64_math.rs` and
 //! docs/accuracy.md.
 //!
 //! As in [`super::math_exp`]: results below the normal range are rounded
@@ -12,12 +13,15 @@
 //! lose them; intermediate values whose rounding error a later step
 //! recovers go through `keep_f64`, which no compiler can see through
 //! (Mesa folds `(a + b) - a` to `b`); and nothing relies on fused
-//! multiply-adds. Every float function of the op vocabulary has an f64
-//! form here.
+//! multiply-adds.
 
 /// The WGSL library; it uses the f64 float helpers of the prelude
-/// (`isnan_f64`, `inf_f64`, `nan_f64`, `round_f64`).
+/// (`isnan_f64`, `isinf_f64`, `iszero_f64`, `signbit_f64`, `inf_f64`,
+/// `nan_f64`, `copysign_f64`, `round_f64`).
 pub const LIBRARY: &str = r#"
+// x, but opaque to the shader compiler (see keep_f32): mapping one NaN
+// pattern to another changes no number, yet no compiler can prove it an
+// identity and fold the compensated sums around it.
 fn keep_f64(x: f64) -> f64 {
   let u = bitcast<u64>(x);
   return bitcast<f64>(select(u, 0x7ff8000000000000lu, u == 0x7ffffffffffffffflu));
