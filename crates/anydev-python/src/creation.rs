@@ -4,6 +4,7 @@
 //! device (section 14), which this module resolves before calling anydev.
 
 use crate::array::{unshared, PyArray};
+use crate::buffer;
 use crate::device::{device_of, PyDevice};
 use crate::dlpack;
 use crate::dtype::{with_element, PyDType};
@@ -113,7 +114,7 @@ fn nested(
     }
     let w = weak_scalar(obj)?.ok_or_else(|| {
         PyTypeError::new_err(format!(
-            "asarray takes anydev arrays, DLPack producers (NumPy, PyTorch, ...), Python scalars and nested lists of them, not {}",
+            "asarray takes anydev arrays, DLPack producers (NumPy, PyTorch, ...), buffer-protocol objects (bytes, array.array, ...), Python scalars and nested lists of them, not {}",
             obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
         ))
     })?;
@@ -168,6 +169,16 @@ fn asarray(
         a.get().inner.clone()
     } else if obj.hasattr("__dlpack__")? {
         dlpack::import(py, obj, device, copy)?
+    } else if let Some(host) = buffer::read(obj)? {
+        if copy == Some(false) {
+            return Err(buffer::copy_refused());
+        }
+        return compute(py, || {
+            let device = creation_device(device_of(device))?;
+            let array = dlpack::upload(&host.bytes, &host.shape, host.dtype, device)?;
+            array.astype(dtype.map_or(host.dtype, |d| d.0))
+        })
+        .map(PyArray::from);
     } else {
         if copy == Some(false) {
             return Err(no_copy_allowed("a Python object"));

@@ -560,8 +560,8 @@ unsafe fn gather(t: &DLTensor, itemsize: usize) -> Vec<u8> {
     out
 }
 
-/// Host bytes of one dtype as an array on `device`.
-fn upload(bytes: &[u8], shape: &[usize], dtype: DType, device: Device) -> anydev::Result<Array> {
+/// Host bytes of one dtype, little-endian, as an array on `device`.
+pub fn upload(bytes: &[u8], shape: &[usize], dtype: DType, device: Device) -> anydev::Result<Array> {
     with_element!(dtype, T => {
         let data: Vec<T> = bytes.chunks_exact(dtype.size()).map(T::get_le).collect();
         Array::from_slice(&data, shape, device)

@@ -9,6 +9,7 @@
 
 mod accelerator;
 mod array;
+mod buffer;
 mod creation;
 mod device;
 #[cfg(feature = "dist")]
