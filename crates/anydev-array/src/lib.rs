@@ -105,8 +105,8 @@ pub fn matrix_transpose(x: &Array) -> Result<Array> {
     x.matrix_transpose()
 }
 
-pub fn expand_dims(x: &Array, axis: isize) -> Result<Array> {
-    x.expand_dims(axis)
+pub fn expand_dims(x: &Array, axes: impl Into<Axes>) -> Result<Array> {
+    x.expand_dims(axes)
 }
 
 pub fn squeeze(x: &Array, axes: impl Into<Axes>) -> Result<Array> {

@@ -149,13 +149,25 @@ impl Array {
         self.permute_dims(&order)
     }
 
-    /// Inserts a length-1 axis at `axis` (in `-ndim-1..=ndim`).
-    pub fn expand_dims(&self, axis: isize) -> Result<Array> {
-        let a = normalize_axis("expand_dims", axis, self.ndim() + 1)?;
+    /// Inserts length-1 axes at `axes`, their positions in the result (of
+    /// rank `ndim + axes.len()`, negative ones counting from its end, none
+    /// repeated); one axis is in `-ndim-1..=ndim`. The Array API's
+    /// `expand_dims` as of its 2025.12 revision.
+    pub fn expand_dims(&self, axes: impl Into<Axes>) -> Result<Array> {
+        let axes = axes.into();
+        let Some(axes) = axes.as_option() else {
+            return Err(Error::invalid_argument(
+                "expand_dims",
+                "give the positions of the new axes; `ALL` names none",
+            ));
+        };
         let mut shape = self.shape.clone();
         let mut strides = self.strides.clone();
-        shape.insert(a, 1);
-        strides.insert(a, 0);
+        // Sorted positions in the result: inserting each in turn puts it there.
+        for a in normalize_axes("expand_dims", Some(axes), self.ndim() + axes.len())? {
+            shape.insert(a, 1);
+            strides.insert(a, 0);
+        }
         Ok(self.view(shape, strides, self.offset))
     }
 

@@ -73,6 +73,19 @@ fn dims_views() {
     assert_eq!(x.expand_dims(-1).unwrap().shape(), &[2, 3, 4, 1]);
     assert_eq!(x.expand_dims(0).unwrap().squeeze(0).unwrap().shape(), &[2, 3, 4]);
     assert!(x.expand_dims(4).is_err());
+    // Several axes name positions in the result, here of rank 5.
+    let several = x.expand_dims(vec![3, 0]).unwrap();
+    assert_eq!(several.shape(), &[1, 2, 3, 1, 4]);
+    assert!(several.shares_buffer(&x));
+    assert_eq!(several.to_vec::<i32>().unwrap(), x.to_vec::<i32>().unwrap());
+    assert_eq!(x.expand_dims(vec![-1, 1]).unwrap().shape(), &[2, 1, 3, 4, 1]);
+    assert_eq!(x.expand_dims(Vec::new()).unwrap().shape(), &[2, 3, 4]);
+    assert!(x.expand_dims(vec![0, -5]).unwrap_err().to_string().contains("repeated"));
+    assert!(matches!(
+        x.expand_dims(vec![0, 5]),
+        Err(Error::InvalidAxis { axis: 5, ndim: 5, .. })
+    ));
+    assert!(x.expand_dims(ad::ALL).is_err());
     assert!(x.squeeze(0).is_err());
     let b = x.slice(&s![.., 0..1, ..]).unwrap().broadcast_to(&[5, 2, 3, 4]).unwrap();
     assert!(b.shares_buffer(&x));
