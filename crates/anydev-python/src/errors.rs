@@ -7,6 +7,8 @@ use anydev::{Array, Device, Error};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 create_exception!(
@@ -18,16 +20,38 @@ create_exception!(
      capability."
 );
 
+/// `anydev.AxisError`, for an axis out of range: a `ValueError` like
+/// anydev's other argument errors, and an `IndexError` as the standard
+/// asks of `expand_dims` and `squeeze`; NumPy's `AxisError` is both too.
+/// Two bases, so it is made by `type()` rather than `create_exception!`.
+pub fn axis_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static AXIS_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    AXIS_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [py.get_type::<PyValueError>(), py.get_type::<PyIndexError>()])?;
+            let namespace = PyDict::new(py);
+            namespace.set_item("__module__", "anydev")?;
+            namespace.set_item("__doc__", "An axis out of range for an array's rank.")?;
+            let class = py.get_type::<PyType>().call1(("AxisError", bases, namespace))?;
+            Ok(class.cast_into::<PyType>()?.unbind())
+        })
+        .map(|class| class.bind(py))
+}
+
 /// The Python exception for an anydev error; the message is the Rust one.
 ///
 /// Dtypes an op does not take are `TypeError`, as the standard says for
-/// unsupported input dtypes; shapes, axes, devices and values are
-/// `ValueError`; what the backend or the machine failed at is
+/// unsupported input dtypes; shapes, devices and values are `ValueError`,
+/// axes [`axis_error`]; what the backend or the machine failed at is
 /// `RuntimeError`, except memory, which is `MemoryError`.
 pub fn to_py(e: Error) -> PyErr {
     let message = e.to_string();
     match e {
         Error::IndexOutOfBounds { .. } => PyIndexError::new_err(message),
+        Error::InvalidAxis { .. } => Python::attach(|py| match axis_error(py) {
+            Ok(class) => PyErr::from_type(class.clone(), message),
+            Err(e) => e,
+        }),
         Error::OutOfMemory { .. } => PyMemoryError::new_err(message),
         Error::Unsupported { .. }
         | Error::UnsupportedDType { .. }

@@ -289,6 +289,13 @@ fn move_axes(ndim: usize, from: usize, count: usize, to: usize) -> Vec<isize> {
         .collect()
 }
 
+/// A Python int as an index.
+fn integer(i: &Bound<'_, PyAny>) -> PyResult<Item> {
+    i.extract::<isize>()
+        .map(|i| Item::Basic(SliceArg::Index(i)))
+        .map_err(|_| PyIndexError::new_err(format!("index {i} is out of range")))
+}
+
 /// One item of a key.
 fn item(item: &Bound<'_, PyAny>) -> PyResult<Item> {
     if let Ok(a) = item.cast::<PyArray>() {
@@ -298,10 +305,7 @@ fn item(item: &Bound<'_, PyAny>) -> PyResult<Item> {
         return Ok(Item::Bool(b.is_true()));
     }
     if item.is_instance_of::<PyInt>() {
-        return item
-            .extract::<isize>()
-            .map(|i| Item::Basic(SliceArg::Index(i)))
-            .map_err(|_| PyIndexError::new_err(format!("index {item} is out of range")));
+        return integer(item);
     }
     if let Ok(slice) = item.cast::<PySlice>() {
         let bound = |name: &str| -> PyResult<Option<isize>> { slice.getattr(name)?.extract() };
@@ -321,6 +325,13 @@ fn item(item: &Bound<'_, PyAny>) -> PyResult<Item> {
         return Err(PyTypeError::new_err(
             "a list is not an index; index with an anydev integer or bool array",
         ));
+    }
+    // Other integers (NumPy's, say) by `__index__`, as Python's own
+    // sequences take them.
+    if let Ok(i) = item.call_method0("__index__") {
+        if i.is_instance_of::<PyInt>() {
+            return integer(&i);
+        }
     }
     Err(PyTypeError::new_err(format!(
         "an index must be an int, a slice, ..., None, an anydev array or a tuple of those, not {}",

@@ -32,6 +32,7 @@ fn _anydev(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<array::PyArray>()?;
     m.add_class::<device::PyDevice>()?;
     m.add("UnsupportedError", m.py().get_type::<errors::UnsupportedError>())?;
+    m.add("AxisError", errors::axis_error(m.py())?)?;
     dtype::register(m)?;
     info::register(m)?;
     creation::register(m)?;

@@ -348,3 +348,48 @@ def test_deeply_nested_input_is_a_value_error_not_a_crash(device):
         deep = [deep]
     with pytest.raises(ValueError, match="nested"):
         xp.asarray(deep, device=device)
+
+
+def test_revision_2025_12_additions(device):
+    """expand_dims with several axes, broadcast_shapes and searchsorted of a
+    Python scalar, new in the standard's 2025.12 revision."""
+    a = np.arange(6.0).reshape(2, 3)
+    x = xp.asarray(a, device=device)
+    for axis in [(0, 2), (3, 0), (-1, 1), (-4, -1), ()]:
+        got = xp.expand_dims(x, axis=axis)
+        assert got.device == device
+        np.testing.assert_array_equal(host(got), np.expand_dims(a, axis))
+    np.testing.assert_array_equal(host(xp.expand_dims(x, 1)), np.expand_dims(a, 1))
+    with pytest.raises(ValueError, match="repeated"):
+        xp.expand_dims(x, axis=(0, -4))
+    with pytest.raises(IndexError):
+        xp.expand_dims(x, axis=(0, 4))
+    with pytest.raises(TypeError, match="tuple of ints"):
+        xp.expand_dims(x, axis=1.0)
+
+    for shapes in [((2, 1), (3,)), ((), (4, 1, 5), (1, 6, 1)), ((0, 1), (1, 3)), ((7,),), ()]:
+        assert xp.broadcast_shapes(*shapes) == np.broadcast_shapes(*shapes)
+    with pytest.raises(ValueError, match="broadcast"):
+        xp.broadcast_shapes((2, 3), (4,))
+
+    s = xp.asarray([1.0, 2.0, 2.0, 5.0], device=device)
+    for value in [2.0, 0, 9.5]:
+        for side in ["left", "right"]:
+            got = xp.searchsorted(s, value, side=side)
+            assert got.shape == () and got.device == device
+            assert int(got) == np.searchsorted([1.0, 2.0, 2.0, 5.0], value, side=side)
+
+
+def test_integers_with_index_are_indices(device):
+    """NumPy's integers index like Python's (through ``__index__``)."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(a, device=device)
+    np.testing.assert_array_equal(host(x[np.int64(2)]), a[2])
+    np.testing.assert_array_equal(host(x[np.int32(1), np.uint8(3)]), a[1, 3])
+    x[np.int64(0), np.int16(1)] = -1.0
+    a[0, 1] = -1.0
+    np.testing.assert_array_equal(host(x), a)
+    with pytest.raises(IndexError):
+        x[np.int64(3)]
+    with pytest.raises(TypeError, match="an index must be"):
+        x[np.float64(1.0)]

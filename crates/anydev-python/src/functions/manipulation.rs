@@ -2,10 +2,10 @@
 
 use super::axes_arg;
 use crate::array::{unshared, PyArray};
-use crate::errors::compute;
+use crate::errors::{compute, to_py};
 use crate::operand::array_arg;
 use anydev::{Array, Axes, Repeats};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -45,11 +45,32 @@ fn matrix_transpose(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyArray> {
     compute(py, || anydev::matrix_transpose(&x)).map(PyArray::from)
 }
 
+/// One axis or a tuple of them (the standard's 2025.12 revision), each a
+/// position in the result.
 #[pyfunction]
-#[pyo3(signature = (x, /, *, axis = 0))]
-fn expand_dims(py: Python<'_>, x: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
+#[pyo3(signature = (x, /, axis = None))]
+fn expand_dims(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
     let x = array_arg(x)?;
-    compute(py, || anydev::expand_dims(&x, axis)).map(PyArray::from)
+    let axes: Axes = match axis {
+        None => 0.into(),
+        Some(a) => match a.extract::<isize>() {
+            Ok(one) => one.into(),
+            Err(_) => a
+                .extract::<Vec<isize>>()
+                .map_err(|_| PyTypeError::new_err("expand_dims: axis must be an int or a tuple of ints"))?
+                .into(),
+        },
+    };
+    compute(py, || anydev::expand_dims(&x, axes)).map(PyArray::from)
+}
+
+/// The shape `shapes` broadcast to, without arrays.
+#[pyfunction]
+#[pyo3(signature = (*shapes))]
+fn broadcast_shapes<'py>(py: Python<'py>, shapes: Vec<Vec<usize>>) -> PyResult<Bound<'py, PyTuple>> {
+    let shapes: Vec<&[usize]> = shapes.iter().map(Vec::as_slice).collect();
+    let out = anydev::shape::broadcast_shapes("broadcast_shapes", &shapes).map_err(to_py)?;
+    PyTuple::new(py, out)
 }
 
 #[pyfunction]
@@ -192,6 +213,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(stack, m)?,
         wrap_pyfunction!(broadcast_to, m)?,
         wrap_pyfunction!(broadcast_arrays, m)?,
+        wrap_pyfunction!(broadcast_shapes, m)?,
         wrap_pyfunction!(tile, m)?,
         wrap_pyfunction!(repeat, m)?,
         wrap_pyfunction!(moveaxis, m)?,

@@ -2,8 +2,8 @@
 
 use crate::array::PyArray;
 use crate::errors::compute;
-use crate::operand::array_arg;
-use anydev::{Order, Side};
+use crate::operand::{array_arg, required_operand, Operand};
+use anydev::{Order, Side, Spec};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -61,9 +61,16 @@ fn searchsorted(
             )))
         }
     };
-    let (x1, x2) = (array_arg(x1)?, array_arg(x2)?);
+    let x1 = array_arg(x1)?;
+    let x2 = required_operand(x2)?;
     let sorter = sorter.map(array_arg).transpose()?;
     compute(py, || {
+        // A Python scalar (the standard's 2025.12 revision) takes x1's
+        // dtype and device, as in the elementwise functions.
+        let x2 = match x2 {
+            Operand::Array(a) => a.clone(),
+            Operand::Scalar(w) => anydev::full(&[], w, Spec::new(Some(x1.dtype()), Some(x1.device())))?,
+        };
         let sorted = match &sorter {
             Some(s) => anydev::take(&x1, s, None)?,
             None => x1,
