@@ -51,15 +51,11 @@ fn matrix_transpose(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<PyArray> {
 #[pyo3(signature = (x, /, axis = None))]
 fn expand_dims(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
     let x = array_arg(x)?;
-    let axes: Axes = match axis {
-        None => 0.into(),
-        Some(a) => match a.extract::<isize>() {
-            Ok(one) => one.into(),
-            Err(_) => a
-                .extract::<Vec<isize>>()
-                .map_err(|_| PyTypeError::new_err("expand_dims: axis must be an int or a tuple of ints"))?
-                .into(),
-        },
+    let axes = match axis {
+        None => vec![0],
+        Some(a) => {
+            axes_arg(a).map_err(|_| PyTypeError::new_err("expand_dims: axis must be an int or a tuple of ints"))?
+        }
     };
     compute(py, || anydev::expand_dims(&x, axes)).map(PyArray::from)
 }
