@@ -11,10 +11,10 @@ use crate::dtype::{with_element, PyDType};
 use crate::errors::compute;
 use crate::info::{creation_device, default_dtype, Kind};
 use crate::operand::{array_arg, weak_scalar};
-use anydev::{Array, DType, Device, Element, Error, Indexing, Scalar, Spec, Weak};
+use anydev::{result_type, Array, DType, Device, Element, Error, Indexing, Scalar, Spec, Weak};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PySequence, PyTuple};
+use pyo3::types::{PyList, PySequence, PyString, PyTuple};
 
 /// The default-dtype kind of a Python scalar.
 fn kind_of(w: Weak) -> Kind {
@@ -64,39 +64,83 @@ fn scalar_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Weak> {
     })
 }
 
-/// Host values, each already of `dtype`, uploaded to `device`.
-fn upload(values: &[Scalar], shape: &[usize], dtype: DType, device: Device) -> anydev::Result<Array> {
-    with_element!(dtype, T => {
-        let data = values
-            .iter()
-            .map(|&s| T::from_scalar(s).ok_or_else(|| Error::invalid_argument("asarray", format!("{s:?} is not a {dtype}"))))
-            .collect::<anydev::Result<Vec<T>>>()?;
-        Array::from_slice(&data, shape, device)
-    })
-}
-
 /// How deep `asarray` follows nested sequences.
 const MAX_NESTING: usize = 64;
 
-/// Nested Python sequences of scalars: their shape and values, row-major.
-fn nested(
-    obj: &Bound<'_, PyAny>,
-    depth: usize,
-    shape: &mut Vec<usize>,
-    leaf_depth: &mut Option<usize>,
-    out: &mut Vec<Weak>,
-) -> PyResult<()> {
-    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+/// What `asarray` found in nested Python sequences, row-major: Python
+/// scalars, and arrays (anydev arrays, DLPack producers, buffers, NumPy
+/// scalars) whose elements continue the nesting.
+#[derive(Default)]
+struct Nested {
+    shape: Vec<usize>,
+    /// The depth of the elements, once the first one has been seen.
+    leaf_depth: Option<usize>,
+    scalars: Vec<Weak>,
+    /// Each array, after how many of `scalars` it comes.
+    arrays: Vec<(usize, Array)>,
+    /// The distinct devices of the anydev arrays among `arrays` (DLPack
+    /// producers and buffers are read as host data).
+    devices: Vec<Device>,
+}
+
+impl Nested {
+    fn read(obj: &Bound<'_, PyAny>) -> PyResult<Nested> {
+        let mut found = Nested::default();
+        found.visit(obj, 0)?;
+        Ok(found)
+    }
+
+    fn visit(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
+        if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+            return self.sequence(obj.cast::<PySequence>()?, depth);
+        }
+        if let Some(w) = weak_scalar(obj)? {
+            self.elements(depth, &[])?;
+            self.scalars.push(w);
+            return Ok(());
+        }
+        if let Ok(a) = obj.cast::<PyArray>() {
+            let device = a.get().inner.device();
+            if !self.devices.contains(&device) {
+                self.devices.push(device);
+            }
+        }
+        if let Some(array) = array_like(obj)? {
+            self.elements(depth, array.shape())?;
+            self.arrays.push((self.scalars.len(), array));
+            return Ok(());
+        }
+        match obj.cast::<PySequence>() {
+            Ok(seq) if !obj.is_instance_of::<PyString>() => self.sequence(seq, depth),
+            _ => Err(PyTypeError::new_err(format!(
+                "asarray takes anydev arrays, DLPack producers (NumPy, PyTorch, ...), buffer-protocol objects (bytes, array.array, ...), Python scalars and nested sequences of them, not {}",
+                obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))),
+        }
+    }
+
+    fn sequence(&mut self, seq: &Bound<'_, PySequence>, depth: usize) -> PyResult<()> {
         // A bound on the recursion, far above any real array's rank.
         if depth >= MAX_NESTING {
             return Err(PyValueError::new_err(format!(
                 "asarray: sequences nested more than {MAX_NESTING} deep"
             )));
         }
-        let seq = obj.cast::<PySequence>()?;
         let n = seq.len()?;
-        match shape.get(depth) {
-            None if leaf_depth.is_none() => shape.push(n),
+        self.dimension(depth, n)?;
+        for item in seq.try_iter()? {
+            self.visit(&item?, depth + 1)?;
+        }
+        if n == 0 && self.leaf_depth.is_none() {
+            self.leaf_depth = Some(depth + 1);
+        }
+        Ok(())
+    }
+
+    /// Records, or checks against its siblings, a length at `depth`.
+    fn dimension(&mut self, depth: usize, n: usize) -> PyResult<()> {
+        match self.shape.get(depth) {
+            None if self.leaf_depth.is_none() => self.shape.push(n),
             Some(&m) if m == n => {}
             _ => {
                 return Err(PyValueError::new_err(
@@ -104,50 +148,116 @@ fn nested(
                 ))
             }
         }
-        for item in seq.try_iter()? {
-            nested(&item?, depth + 1, shape, leaf_depth, out)?;
-        }
-        if n == 0 && leaf_depth.is_none() {
-            *leaf_depth = Some(depth + 1);
-        }
-        return Ok(());
+        Ok(())
     }
-    let w = weak_scalar(obj)?.ok_or_else(|| {
-        PyTypeError::new_err(format!(
-            "asarray takes anydev arrays, DLPack producers (NumPy, PyTorch, ...), buffer-protocol objects (bytes, array.array, ...), Python scalars and nested lists of them, not {}",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
-        ))
-    })?;
-    match *leaf_depth {
-        None => *leaf_depth = Some(depth),
-        Some(d) if d == depth => {}
-        Some(_) => {
-            return Err(PyValueError::new_err(
-                "asarray: nested sequences of different depths (a ragged array)",
-            ))
+
+    /// Records, or checks, elements of `shape` (`[]` for one scalar) at
+    /// `depth`.
+    fn elements(&mut self, depth: usize, shape: &[usize]) -> PyResult<()> {
+        for (i, &n) in shape.iter().enumerate() {
+            self.dimension(depth + i, n)?;
+        }
+        let depth = depth + shape.len();
+        match self.leaf_depth {
+            None => self.leaf_depth = Some(depth),
+            Some(d) if d == depth => {}
+            Some(_) => {
+                return Err(PyValueError::new_err(
+                    "asarray: nested sequences of different depths (a ragged array)",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The result's dtype: NumPy's rule for mixed sequences. The Python
+    /// scalars count as the device's default dtype of their widest kind,
+    /// the arrays with their own dtypes, and all of them promote together.
+    fn dtype(&self, device: Device) -> anydev::Result<DType> {
+        let scalars = match self.scalars.iter().map(|&w| kind_of(w)).max() {
+            Some(kind) => Some(default_dtype(device, kind)?),
+            None if self.arrays.is_empty() => Some(default_dtype(device, Kind::Float)?),
+            None => None,
+        };
+        let dtypes = self.arrays.iter().map(|(_, a)| a.dtype()).chain(scalars);
+        Ok(dtypes.reduce(result_type).expect("there is at least one dtype"))
+    }
+
+    /// The device the result goes to: the explicit one, else that of the
+    /// anydev arrays inside (which must agree), else the creation device.
+    fn device(&self, explicit: Option<Device>) -> anydev::Result<Device> {
+        match self.devices[..] {
+            _ if explicit.is_some() => creation_device(explicit),
+            [] => creation_device(None),
+            [one] => Ok(one),
+            _ => Err(Error::DeviceMismatch {
+                op: "asarray".into(),
+                devices: self.devices.clone(),
+            }),
         }
     }
-    out.push(w);
-    Ok(())
+
+    /// Every element as `dtype`, uploaded to `device`.
+    fn upload(&self, dtype: DType, device: Device) -> anydev::Result<Array> {
+        let scalars = self
+            .scalars
+            .iter()
+            .map(|w| w.to_scalar("asarray", dtype))
+            .collect::<anydev::Result<Vec<_>>>()?;
+        with_element!(dtype, T => {
+            let from_scalar = |s: &Scalar| T::from_scalar(*s).ok_or_else(|| Error::invalid_argument("asarray", format!("{s:?} is not a {dtype}")));
+            let mut data = Vec::with_capacity(self.shape.iter().product());
+            let mut taken = 0;
+            for (before, array) in &self.arrays {
+                for s in &scalars[taken..*before] {
+                    data.push(from_scalar(s)?);
+                }
+                taken = *before;
+                // Converted on the CPU, which holds every dtype.
+                data.extend(array.to_device(Device::cpu())?.astype(dtype)?.to_vec::<T>()?);
+            }
+            for s in &scalars[taken..] {
+                data.push(from_scalar(s)?);
+            }
+            Array::from_slice(&data, &self.shape, device)
+        })
+    }
 }
 
-/// An array from Python scalars or nested sequences of them.
+/// An element of a nested sequence that is itself an array: an anydev
+/// array, a DLPack producer or a buffer (NumPy scalars are buffers).
+fn array_like(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
+    if let Ok(a) = obj.cast::<PyArray>() {
+        return Ok(Some(a.get().inner.clone()));
+    }
+    let py = obj.py();
+    if obj.hasattr("__dlpack__")? {
+        return dlpack::import(py, obj, Some(PyDevice(Device::cpu())), None).map(Some);
+    }
+    match buffer::read(obj)? {
+        Some(host) => compute(py, || {
+            dlpack::upload(&host.bytes, &host.shape, host.dtype, Device::cpu())
+        })
+        .map(Some),
+        None => Ok(None),
+    }
+}
+
+/// An array from Python scalars, arrays, or nested sequences of them.
 fn from_python(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     dtype: Option<PyDType>,
     device: Option<PyDevice>,
 ) -> PyResult<Array> {
-    let (mut shape, mut leaf, mut values) = (Vec::new(), None, Vec::new());
-    nested(obj, 0, &mut shape, &mut leaf, &mut values)?;
-    let kind = values.iter().map(|&w| kind_of(w)).max().unwrap_or(Kind::Float);
+    let found = Nested::read(obj)?;
     compute(py, || {
-        let (dtype, device) = resolve(dtype, device, kind)?;
-        let scalars = values
-            .iter()
-            .map(|w| w.to_scalar("asarray", dtype))
-            .collect::<anydev::Result<Vec<_>>>()?;
-        upload(&scalars, &shape, dtype, device)
+        let device = found.device(device_of(device))?;
+        let dtype = match dtype {
+            Some(d) => d.0,
+            None => found.dtype(device)?,
+        };
+        found.upload(dtype, device)
     })
 }
 

@@ -1,5 +1,7 @@
 """Namespace functions against NumPy as the independent reference."""
 
+import array
+
 import numpy as np
 import pytest
 
@@ -244,6 +246,55 @@ def test_creation_functions(device):
     n1, n2 = np.meshgrid(np.arange(3), np.arange(2))
     np.testing.assert_array_equal(host(g1), n1)
     np.testing.assert_array_equal(host(g2), n2)
+
+
+def test_asarray_of_sequences_holding_arrays_and_numpy_scalars(device):
+    """Anydev arrays, NumPy arrays and scalars, buffers and ranges inside
+    sequences count with their dtypes, as NumPy counts them."""
+    f32 = xp.asarray(1.5, dtype=xp.float32, device=device)
+    row = xp.asarray([1, 2], dtype=xp.int16, device=device)
+    cases = [
+        ([f32, 2.0], [np.float32(1.5), 2.0]),
+        ([f32, f32], [np.float32(1.5), np.float32(1.5)]),
+        ([np.float32(1.5), np.float32(-0.0)], None),
+        ([np.int8(-3), 2], None),
+        ([np.int8(-3), np.uint8(200)], None),
+        ([np.bool_(True), False], None),
+        ([np.int16(7), np.float32(0.5)], None),
+        ([np.complex64(1j), 2], None),
+        ([row, [3, 4]], [np.array([1, 2], dtype=np.int16), [3, 4]]),
+        ([row, row], [np.array([1, 2], dtype=np.int16)] * 2),
+        ([np.array([0.5, 1.5], dtype=np.float32), array.array("f", [2.5, 3.5])], None),
+        (range(4), None),
+        ([range(3), range(3, 6)], None),
+        ((np.uint64(2**64 - 1),), None),
+    ]
+    held = set(xp.__array_namespace_info__().dtypes(device=device))
+    for given, reference in cases:
+        expected = np.asarray(given if reference is None else reference)
+        if expected.dtype.name not in held:
+            with pytest.raises(xp.UnsupportedError):
+                xp.asarray(given, device=device)
+            continue
+        got = xp.asarray(given, device=device)
+        assert (got.device, got.dtype.name, got.shape) == (device, expected.dtype.name, expected.shape), given
+        np.testing.assert_array_equal(host(got), expected)
+    assert xp.asarray([f32, 2.0], dtype=xp.float32, device=device).dtype == xp.float32
+
+
+def test_asarray_follows_the_anydev_arrays_inside(device):
+    x = xp.asarray([1.0, 2.0], device=device)
+    assert xp.asarray([x, x]).device == device
+    others = [d for d in xp.__array_namespace_info__().devices() if d != device]
+    if not others:
+        pytest.skip("needs a second device")
+    y = xp.asarray([3.0, 4.0], device=others[0])
+    with pytest.raises(ValueError, match="to_device") as raised:
+        xp.asarray([x, y])
+    assert str(device) in str(raised.value) and str(others[0]) in str(raised.value)
+    moved = xp.asarray([x, y], device=others[0])
+    assert moved.device == others[0]
+    assert host(moved).tolist() == [[1.0, 2.0], [3.0, 4.0]]
 
 
 def test_bad_creation_arguments(device):
