@@ -112,3 +112,35 @@ def test_a_device_that_reaches_host_memory_imports_dlpack_tensors_in_place():
         ANYDEV_SIM_UNIFIED="1",
     )
     assert out.strip() == "ok"
+
+
+def test_plugin_memory_the_host_reaches_exports_in_place():
+    out = run_child(
+        """
+        import numpy as np
+        import anydev as xp
+        d = xp.Device("sim:0")
+        # Every op sleeps first, so an export that did not wait for the
+        # pending write would read zeros.
+        x = xp.zeros(8, device=d) + xp.arange(8.0, device=d)
+        assert x.__dlpack_device__() == (1, 0), x.__dlpack_device__()
+        a = np.from_dlpack(x)
+        np.testing.assert_array_equal(a, np.arange(8.0))
+        a[0] = -1.0
+        assert float(x[0]) == -1.0
+        x[1] = 5.0
+        xp.accelerator.synchronize(d)
+        assert a[1] == 5.0
+        view = np.from_dlpack(x[2:7:2])
+        assert np.shares_memory(view, a)
+        np.testing.assert_array_equal(view, [2.0, 4.0, 6.0])
+        copied = np.from_dlpack(x, copy=True)
+        copied[2] = 100.0
+        assert float(x[2]) == 2.0
+        print("ok")
+        """,
+        ANYDEV_UNIFIED_MEMORY="1",
+        ANYDEV_SIM_UNIFIED="1",
+        ANYDEV_SIM_OP_DELAY_US="20000",
+    )
+    assert out.strip() == "ok"
