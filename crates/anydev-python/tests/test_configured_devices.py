@@ -133,6 +133,7 @@ def test_plugin_memory_the_host_reaches_exports_in_place():
         assert a[1] == 5.0
         view = np.from_dlpack(x[2:7:2])
         assert np.shares_memory(view, a)
+        assert np.shares_memory(np.asarray(x), a)
         np.testing.assert_array_equal(view, [2.0, 4.0, 6.0])
         copied = np.from_dlpack(x, copy=True)
         copied[2] = 100.0
