@@ -75,23 +75,19 @@ fn element(format: &str, itemsize: usize) -> PyResult<(DType, Order)> {
         ("Zf", 8) => DType::C64,
         ("Zd", 16) => DType::C128,
         // The C integer types: their width is the buffer's item size.
-        ("h" | "i" | "l" | "q" | "n", _) => signed(itemsize).ok_or_else(|| unsupported(format, itemsize))?,
-        ("H" | "I" | "L" | "Q" | "N", _) => unsigned(itemsize).ok_or_else(|| unsupported(format, itemsize))?,
+        ("h" | "i" | "l" | "q" | "n", _) => integer(SIGNED, itemsize).ok_or_else(|| unsupported(format, itemsize))?,
+        ("H" | "I" | "L" | "Q" | "N", _) => integer(UNSIGNED, itemsize).ok_or_else(|| unsupported(format, itemsize))?,
         _ => return Err(unsupported(format, itemsize)),
     };
     Ok((dtype, order))
 }
 
-fn signed(itemsize: usize) -> Option<DType> {
-    [DType::I8, DType::I16, DType::I32, DType::I64]
-        .into_iter()
-        .find(|d| d.size() == itemsize)
-}
+const SIGNED: [DType; 4] = [DType::I8, DType::I16, DType::I32, DType::I64];
+const UNSIGNED: [DType; 4] = [DType::U8, DType::U16, DType::U32, DType::U64];
 
-fn unsigned(itemsize: usize) -> Option<DType> {
-    [DType::U8, DType::U16, DType::U32, DType::U64]
-        .into_iter()
-        .find(|d| d.size() == itemsize)
+/// The integer dtype among `widths` whose items are `itemsize` bytes.
+fn integer(widths: [DType; 4], itemsize: usize) -> Option<DType> {
+    widths.into_iter().find(|d| d.size() == itemsize)
 }
 
 fn unsupported(format: &str, itemsize: usize) -> PyErr {
