@@ -76,6 +76,7 @@ impl Key {
         }
         if let [Item::Array(a)] = items.as_slice() {
             if a.dtype() == DType::Bool && a.ndim() > 0 {
+                mask_fits(a, shape, 0)?;
                 return Ok(Key::Mask(a.clone()));
             }
         }
@@ -90,6 +91,23 @@ impl Key {
             Some(spec) => Ok(Key::Basic(spec)),
             None => ArrayKey::new(items, shape, ndim - indexed).map(Key::Arrays),
         }
+    }
+}
+
+/// Whether the `bool` array `mask` has the shape of the axes of `shape`
+/// from `axis` that it covers; if not, NumPy's exception and words, so
+/// code written for NumPy still works.
+fn mask_fits(mask: &Array, shape: &[usize], axis: usize) -> PyResult<()> {
+    let covered = &shape[axis..axis + mask.ndim()];
+    match (0..mask.ndim()).find(|&i| mask.shape()[i] != covered[i]) {
+        None => Ok(()),
+        Some(i) => Err(PyIndexError::new_err(format!(
+            "boolean index did not match indexed array along axis {}; size of axis is {} \
+             but size of corresponding boolean axis is {}",
+            axis + i,
+            covered[i],
+            mask.shape()[i]
+        ))),
     }
 }
 
@@ -143,7 +161,17 @@ impl ArrayKey {
             let axis = key.basic.len() - added;
             match item {
                 Item::Basic(SliceArg::Ellipsis) => key.whole(unindexed),
-                Item::Basic(SliceArg::Index(i)) => key.push_index(Index::Int(i)),
+                Item::Basic(SliceArg::Index(i)) => {
+                    // Checked here, as NumPy does: where the indices
+                    // broadcast to nothing, the gather reads no index.
+                    let n = shape[axis];
+                    if i < -(n as isize) || i >= n as isize {
+                        return Err(PyIndexError::new_err(format!(
+                            "index {i} is out of bounds for axis {axis} of length {n}"
+                        )));
+                    }
+                    key.push_index(Index::Int(i))
+                }
                 Item::Basic(SliceArg::NewAxis) => {
                     key.basic.push(SliceArg::NewAxis);
                     added += 1;
@@ -159,17 +187,7 @@ impl ArrayKey {
                     added += 1;
                 }
                 Item::Array(a) if a.dtype() == DType::Bool => {
-                    let covered = &shape[axis..axis + a.ndim()];
-                    if let Some(i) = (0..a.ndim()).find(|&i| a.shape()[i] != covered[i]) {
-                        // NumPy's exception and words, so code written for it still works.
-                        return Err(PyIndexError::new_err(format!(
-                            "boolean index did not match indexed array along axis {}; size of axis is {} \
-                             but size of corresponding boolean axis is {}",
-                            axis + i,
-                            covered[i],
-                            a.shape()[i]
-                        )));
-                    }
+                    mask_fits(&a, shape, axis)?;
                     for _ in 0..a.ndim() {
                         key.axes.push(key.basic.len());
                         key.basic.push(SliceArg::FULL);
@@ -239,40 +257,68 @@ impl ArrayKey {
         Ok(arrays)
     }
 
+    /// The indices as [`ArrayKey::index_arrays`] makes them, with the
+    /// shape they broadcast to; indices that do not broadcast are NumPy's
+    /// `IndexError`.
+    fn indices(&self, py: Python<'_>, x: &Array) -> PyResult<Indices> {
+        let arrays = compute(py, || self.index_arrays(x))?;
+        let shapes: Vec<&[usize]> = arrays.iter().map(|i| i.shape()).collect();
+        let shape = broadcast_shapes("index", &shapes).map_err(|_| {
+            let shapes: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
+            PyIndexError::new_err(format!(
+                "shape mismatch: indexing arrays could not be broadcast together with shapes {}",
+                shapes.join(" ")
+            ))
+        })?;
+        Ok(Indices {
+            arrays,
+            shape: shape.to_vec(),
+        })
+    }
+
     /// `x[key]`.
-    fn read(&self, x: &Array) -> anydev::Result<Array> {
-        let indices = self.index_arrays(x)?;
-        let refs: Vec<&Array> = indices.iter().collect();
+    fn read(&self, x: &Array, indices: &Indices) -> anydev::Result<Array> {
+        let refs: Vec<&Array> = indices.arrays.iter().collect();
         let view = self.view(x)?;
         let gathered = view.index_arrays(&refs)?;
-        let index_ndim = gathered.ndim() + self.axes.len() - view.ndim();
+        let index_ndim = indices.shape.len();
         gathered.permute_dims(&move_axes(gathered.ndim(), 0, index_ndim, self.result_axis()))
+    }
+
+    /// `x[key] = value`, indices included.
+    fn assign(&self, py: Python<'_>, x: &Array, value: Arg<'_>) -> PyResult<()> {
+        let indices = self.indices(py, x)?;
+        compute(py, || self.write(x, &indices, value))
     }
 
     /// `x[key] = value`: the value broadcasts to the shape `x[key]` has,
     /// and is laid out as the view's scatter expects.
-    fn write(&self, x: &Array, value: Arg<'_>) -> anydev::Result<()> {
-        let indices = self.index_arrays(x)?;
-        let refs: Vec<&Array> = indices.iter().collect();
+    fn write(&self, x: &Array, indices: &Indices, value: Arg<'_>) -> anydev::Result<()> {
+        let refs: Vec<&Array> = indices.arrays.iter().collect();
         let view = self.view(x)?;
         let at = self.result_axis();
         match value {
             Arg::Array(v) if at > 0 => {
-                let shapes: Vec<&[usize]> = indices.iter().map(|i| i.shape()).collect();
-                let index_shape = broadcast_shapes("index", &shapes)?;
                 let rest = &view.shape()[self.axes.len()..];
                 let shape: Vec<usize> = rest[..at]
                     .iter()
-                    .chain(&index_shape)
+                    .chain(&indices.shape)
                     .chain(&rest[at..])
                     .copied()
                     .collect();
-                let order = move_axes(shape.len(), at, index_shape.len(), 0);
+                let order = move_axes(shape.len(), at, indices.shape.len(), 0);
                 view.assign_arrays(&refs, &v.broadcast_to(&shape)?.permute_dims(&order)?)
             }
             value => view.assign_arrays(&refs, value),
         }
     }
+}
+
+/// The integer arrays of a key, one per array-indexed axis, and the shape
+/// they broadcast to.
+struct Indices {
+    arrays: Vec<Array>,
+    shape: Vec<usize>,
 }
 
 /// The axis order that moves the `count` axes starting at `from` so that
@@ -346,7 +392,10 @@ impl PyArray {
         let out = match Key::parse(key, a.shape())? {
             Key::Basic(spec) => compute(py, || a.slice(&spec)),
             Key::Mask(mask) => compute(py, || a.index_mask(&mask)),
-            Key::Arrays(key) => compute(py, || key.read(a)),
+            Key::Arrays(key) => {
+                let indices = key.indices(py, a)?;
+                compute(py, || key.read(a, &indices))
+            }
         };
         out.map(PyArray::from)
     }
@@ -361,8 +410,16 @@ impl PyArray {
         let value: Operand = required_operand(value)?;
         match Key::parse(key, a.shape())? {
             Key::Basic(spec) => compute(py, || a.assign_slice(&spec, value.arg())),
-            Key::Mask(mask) => compute(py, || a.assign_mask(&mask, value.arg())),
-            Key::Arrays(key) => compute(py, || key.write(a, value.arg())),
+            Key::Mask(mask) => match value.arg() {
+                // A value per selected element (NumPy's `x[mask] = v`, with
+                // `v` of `x[mask]`'s shape): a scatter at `nonzero(mask)`.
+                Arg::Array(v) if v.ndim() > a.ndim() - mask.ndim() => {
+                    let unmasked = a.ndim() - mask.ndim();
+                    ArrayKey::new(vec![Item::Array(mask)], a.shape(), unmasked)?.assign(py, a, value.arg())
+                }
+                value => compute(py, || a.assign_mask(&mask, value)),
+            },
+            Key::Arrays(key) => key.assign(py, a, value.arg()),
         }
     }
 }
