@@ -212,3 +212,78 @@ def test_structural_functions(device, name):
         close(host(ours), np.asarray(call(xs, xs.asarray(a), p)), 0)
 
     check()
+
+
+def near(got, expected, scale):
+    """Same shape and dtype, values within a few ulps of ``scale``: where a
+    creation function's values pass through zero, that is what rounding
+    of the other order of operations can reach."""
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got, expected)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=4 * np.finfo(got.dtype).eps * scale)
+
+
+bounds = st.floats(-100, 100)
+
+
+@SETTINGS
+@given(start=bounds, stop=bounds, step=st.floats(0.01, 10) | st.floats(-10, -0.01))
+def test_float_arange(device, start, stop, step):
+    # The length is the standard's (array-api-strict's); the values are
+    # start + i * step, each rounded once from the exact product. (NumPy
+    # steps by (start + step) - start, whose rounding grows with i.)
+    n = np.asarray(xs.arange(start, stop, step)).size
+    expected = start + np.arange(n) * step
+    near(host(xp.arange(start, stop, step, device=device)), expected, max(abs(start), abs(stop), abs(step)))
+
+
+@SETTINGS
+@given(start=st.integers(-50, 50), stop=st.integers(-50, 50), step=st.integers(-7, 7).filter(bool))
+def test_integer_arange(device, start, stop, step):
+    got = host(xp.arange(start, stop, step, device=device))
+    np.testing.assert_array_equal(got, np.asarray(xs.arange(start, stop, step)), strict=True)
+
+
+@SETTINGS
+@given(start=bounds, stop=bounds, num=st.integers(0, 40), endpoint=st.booleans())
+def test_linspace(device, start, stop, num, endpoint):
+    got = host(xp.linspace(start, stop, num, endpoint=endpoint, device=device))
+    expected = np.asarray(xs.linspace(start, stop, num, endpoint=endpoint))
+    near(got, expected, max(abs(start), abs(stop)))
+    if num and endpoint:
+        assert got[0] == start and (num == 1 or got[-1] == stop)
+
+
+# Few distinct values, so that they repeat; NaNs are each their own value.
+repeating = hnp.arrays(
+    "float64",
+    hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5),
+    elements=st.sampled_from([np.nan, -0.0, 0.0, 1.0, -1.0, 2.5, np.inf, -np.inf]),
+)
+
+
+@SETTINGS
+@given(a=repeating | hnp.arrays("int64", shapes, elements=st.integers(-3, 3)))
+def test_unique_functions(device, a):
+    """The values as array-api-strict's (sorted, each NaN its own value),
+    and the indices, inverse and counts that the standard defines for them.
+    Which NaN comes where is unspecified, so those are checked as sets."""
+    x = xp.asarray(a, device=device)
+    flat = a.reshape(-1)
+    expected = np.asarray(xs.unique_values(xs.asarray(a)))
+    values, indices, inverse, counts = (host(r) for r in xp.unique_all(x))
+    for other in (host(xp.unique_values(x)), host(xp.unique_counts(x).values), host(xp.unique_inverse(x).values)):
+        np.testing.assert_array_equal(other, values)
+    assert values.dtype == a.dtype and indices.dtype == inverse.dtype == counts.dtype == np.int64
+    np.testing.assert_array_equal(values, expected, strict=True)
+    np.testing.assert_array_equal(host(xp.unique_counts(x).counts), counts)
+    np.testing.assert_array_equal(host(xp.unique_inverse(x).inverse_indices), inverse)
+    nan = np.isnan(values) if values.dtype.kind == "f" else np.zeros(values.shape, bool)
+    known = values[~nan]
+    np.testing.assert_array_equal(indices[~nan], [np.flatnonzero(flat == v)[0] for v in known])
+    np.testing.assert_array_equal(counts[~nan], [np.count_nonzero(flat == v) for v in known])
+    assert sorted(indices[nan]) == list(np.flatnonzero(np.isnan(flat))) and (counts[nan] == 1).all()
+    assert inverse.shape == a.shape
+    np.testing.assert_array_equal(values[inverse], a)
+    if nan.any():
+        # Each NaN maps back to a NaN of its own.
+        assert sorted(inverse[np.isnan(a)]) == sorted(np.flatnonzero(nan))
