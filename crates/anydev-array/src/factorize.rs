@@ -325,6 +325,10 @@ fn default_rtol(x: &Array) -> f64 {
 
 /// Singular values above `rtol` times the largest, as a `bool` mask.
 fn significant(s: &Array, rtol: f64) -> Result<Array> {
+    if s.shape().last() == Some(&0) {
+        // An empty matrix has no singular values, and no largest one.
+        return crate::full(s.shape(), false, (DType::Bool, s.device()));
+    }
     let cutoff = crate::max(s, -1, true)?.multiply(rtol)?;
     s.greater(&cutoff)
 }

@@ -42,11 +42,14 @@ type Outcome = Result<(), NumericsError>;
 
 /// The component types: `f32` and `f64`.
 trait Real: RealField + Element {
+    /// The exponent of the smallest power of two above the largest finite value.
+    const MAX_EXP: i32;
     fn to_f64(self) -> f64;
     fn from_f64(v: f64) -> Self;
 }
 
 impl Real for f32 {
+    const MAX_EXP: i32 = f32::MAX_EXP;
     fn to_f64(self) -> f64 {
         self as f64
     }
@@ -56,6 +59,7 @@ impl Real for f32 {
 }
 
 impl Real for f64 {
+    const MAX_EXP: i32 = f64::MAX_EXP;
     fn to_f64(self) -> f64 {
         self
     }
@@ -113,6 +117,35 @@ fn matrices<'a, T: Field>(function: &str, t: &'a Operand<'_>) -> Result<Vec<MatR
     Ok((0..count)
         .map(|b| MatRef::from_row_major_slice(&data[b * step..(b + 1) * step], rows, cols))
         .collect())
+}
+
+/// `a` times a power of two that brings its largest magnitude near 1, and
+/// the exponent to scale values computed from it back by. The iterative
+/// decompositions (eigen and singular values) work with squares of the
+/// entries, which overflow or underflow from about 1e154 or 1e-154 in f64,
+/// and then fail to converge or lose accuracy; LAPACK scales the same way.
+/// Scaling by a power of two is exact.
+fn balanced<T: Field>(a: MatRef<'_, T>) -> (Mat<T>, i32) {
+    let largest = a.norm_max().to_f64();
+    let limit = T::Real::MAX_EXP - 2;
+    let exp = if largest > 0.0 && largest.is_finite() {
+        (largest.log2().round() as i32).clamp(-limit, limit)
+    } else {
+        0
+    };
+    let scale = T::Real::from_f64(2f64.powi(-exp));
+    (
+        Mat::from_fn(a.nrows(), a.ncols(), |i, j| mul_real(&a[(i, j)], &scale)),
+        exp,
+    )
+}
+
+/// `v` times 2^`exp`, undoing [`balanced`] on an eigenvalue or singular value.
+fn unbalanced<T: Field>(v: T, exp: i32) -> T {
+    // Two steps, so that 2^exp itself need not be finite in T.
+    let half = T::Real::from_f64(2f64.powi(exp / 2));
+    let rest = T::Real::from_f64(2f64.powi(exp - exp / 2));
+    mul_real(&mul_real(&v, &half), &rest)
 }
 
 /// Fails unless every matrix of a batch is square.
@@ -284,11 +317,18 @@ fn eigh<T: Field>(ins: &[Operand<'_>], outs: &mut [OperandMut<'_>], _: &AttrLook
     let [values, vectors] = outputs(f, outs)?;
     let values = slice_mut::<T::Real>(f, values, batch.len() * n)?;
     let vectors = slice_mut::<T>(f, vectors, batch.len() * n * n)?;
+    if n == 0 {
+        // faer's workspace size underflows for an empty matrix.
+        return Ok(());
+    }
     for (b, a) in batch.into_iter().enumerate() {
+        let (a, exp) = balanced(a);
         let evd = a
             .self_adjoint_eigen(Side::Lower)
             .map_err(|_| NumericsError::new(f, "the eigendecomposition did not converge"))?;
-        write_real(&mut values[b * n..(b + 1) * n], evd.S().column_vector());
+        let values = &mut values[b * n..(b + 1) * n];
+        write_real(values, evd.S().column_vector());
+        values.iter_mut().for_each(|v| *v = unbalanced(*v, exp));
         write(&mut vectors[b * n * n..(b + 1) * n * n], evd.U(), false);
     }
     Ok(())
@@ -307,11 +347,12 @@ where
     let values = slice_mut::<Complex<T::Real>>(f, values, batch.len() * n)?;
     let vectors = slice_mut::<Complex<T::Real>>(f, vectors, batch.len() * n * n)?;
     for (b, a) in batch.into_iter().enumerate() {
+        let (a, exp) = balanced(a);
         let evd = a
             .eigen()
             .map_err(|_| NumericsError::new(f, "the eigendecomposition did not converge"))?;
         for (i, v) in evd.S().column_vector().iter().enumerate() {
-            values[b * n + i] = *v;
+            values[b * n + i] = unbalanced(*v, exp);
         }
         let mut u = evd.U().to_owned();
         for j in 0..n {
@@ -348,9 +389,12 @@ fn svd<T: Field>(ins: &[Operand<'_>], outs: &mut [OperandMut<'_>], attr: &AttrLo
     let s_out = slice_mut::<T::Real>(f, s_out, count * k)?;
     let vh_out = slice_mut::<T>(f, vh_out, count * vs)?;
     for (b, a) in batch.into_iter().enumerate() {
+        let (a, exp) = balanced(a);
         let decomposition = if full { a.svd() } else { a.thin_svd() };
         let d = decomposition.map_err(|_| NumericsError::new(f, "the decomposition did not converge"))?;
-        write_real(&mut s_out[b * k..(b + 1) * k], d.S().column_vector());
+        let s = &mut s_out[b * k..(b + 1) * k];
+        write_real(s, d.S().column_vector());
+        s.iter_mut().for_each(|v| *v = unbalanced(*v, exp));
         write(&mut u_out[b * us..(b + 1) * us], d.U(), false);
         write(&mut vh_out[b * vs..(b + 1) * vs], d.V(), true);
     }

@@ -516,7 +516,9 @@ typedef struct AnydevExtensionOpList {
  *   - run the op's shape rule and allocated the outputs on this device;
  *   - made every tensor contiguous row-major: strides are the row-major
  *     strides of shape (given anyway), byte_offset is 0, and every element
- *     lies inside the buffer; ndim may be 0 (one element);
+ *     lies inside the buffer; ndim may be 0 (one element); a shape with a
+ *     zero extent has no elements (its strides count that extent as 1)
+ *     and nothing of it is read or written;
  *   - made the outputs fresh buffers, distinct from every input and from
  *     each other; the plugin writes every element of every output.
  *   op_name     the name as the device listed it in extension_ops

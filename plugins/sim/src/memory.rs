@@ -347,6 +347,10 @@ impl View {
     /// The block's bytes `[start, end)` the view covers, when it is
     /// contiguous row-major (as every operand of an extension call is).
     fn contiguous_span(&self) -> Result<(usize, usize)> {
+        if self.shape.contains(&0) {
+            // No elements: any strides describe the same empty span.
+            return Ok((self.byte_offset, self.byte_offset));
+        }
         let mut expected = 1isize;
         for (&n, &stride) in self.shape.iter().zip(&self.strides).rev() {
             if n > 1 && stride != expected {

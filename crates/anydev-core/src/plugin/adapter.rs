@@ -467,11 +467,13 @@ impl PluginBackend {
         let operand = |t: &TensorRef<'a>| -> Result<ExtOperand<'a>> {
             byte_extent(op, t)?;
             let strides = row_major(t.shape);
-            let contiguous = t.offset == 0
-                && t.shape
-                    .iter()
-                    .zip(t.strides.iter().zip(&strides))
-                    .all(|(&n, (s, r))| n == 1 || s == r);
+            // An operand without elements has nothing to lay out.
+            let contiguous = t.shape.contains(&0)
+                || (t.offset == 0
+                    && t.shape
+                        .iter()
+                        .zip(t.strides.iter().zip(&strides))
+                        .all(|(&n, (s, r))| n == 1 || s == r));
             if !contiguous {
                 return Err(Error::invalid_argument(
                     op,

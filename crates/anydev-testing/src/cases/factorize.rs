@@ -66,7 +66,7 @@ fn det3<T: Copy + Mul<Output = T> + std::ops::Sub<Output = T> + std::ops::Add<Ou
 }
 
 /// Within `tol` of each other, relative to the largest magnitude.
-fn near(what: &str, want: &[f64], got: &[f64], tol: f64) -> Result<(), Failure> {
+pub(crate) fn near(what: &str, want: &[f64], got: &[f64], tol: f64) -> Result<(), Failure> {
     let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
     let worst = want.iter().zip(got).map(|(w, g)| (w - g).abs()).fold(0.0, f64::max);
     check(

@@ -8,7 +8,7 @@
 
 use crate::case::{check, check_eq, Case, CaseCtx, Failure};
 use crate::cases::complex::carr;
-use crate::cases::factorize::{h, identity, mm, near_complex as near};
+use crate::cases::factorize::{h, identity, mm, near as near_real, near_complex as near};
 use crate::cases::fft::complex_values;
 use crate::cases::linalg_ext::factorized;
 use anydev_array::{self as ad, Array};
@@ -203,7 +203,33 @@ fn random_stacks_hold(ctx: &CaseCtx) -> Result<(), Failure> {
             rectangular_hold(ctx, &batch, m, n, tol)?;
         }
     }
-    empty_and_zero_sized(ctx)
+    empty_and_zero_sized(ctx)?;
+    extreme_scales_hold(ctx, tol)
+}
+
+/// The eigenvalues and singular values of `[[1, 2], [2, 1]]` (-1 and 3;
+/// 3 and 1) times 2^±e, where the squares of the entries overflow or
+/// underflow the dtype: they scale exactly with the matrix.
+fn extreme_scales_hold(ctx: &CaseCtx, tol: f64) -> Result<(), Failure> {
+    let e = if ctx.dtype().real_dtype() == DType::F64 {
+        600
+    } else {
+        80
+    };
+    for exp in [e, -e] {
+        let scale = 2f64.powi(exp);
+        let values = [1.0, 2.0, 2.0, 1.0].map(|v| v * scale);
+        let x = Array::from_slice(&values, &[2, 2], anydev_core::Device::cpu())?
+            .astype(ctx.dtype())?
+            .to_device(ctx.device)?;
+        let unscaled =
+            |a: Array| -> Result<Vec<f64>, Failure> { Ok(a.to_f64_vec()?.into_iter().map(|v| v / scale).collect()) };
+        let what = format!("eigvalsh of [[1, 2], [2, 1]] 2^{exp}");
+        near_real(&what, &[-1.0, 3.0], &unscaled(ad::eigvalsh(&x)?)?, tol)?;
+        let what = format!("svdvals of [[1, 2], [2, 1]] 2^{exp}");
+        near_real(&what, &[3.0, 1.0], &unscaled(ad::svdvals(&x)?)?, tol)?;
+    }
+    Ok(())
 }
 
 /// `eig` of a general matrix: `x v = λ v` with unit `v`, the eigenvalues
@@ -337,7 +363,52 @@ fn empty_and_zero_sized(ctx: &CaseCtx) -> Result<(), Failure> {
         &elements(&sign)?,
         0.0,
     )?;
-    near("slogdet log of a 0 x 0 matrix", &[C::from(0.0)], &elements(&log)?, 0.0)
+    near("slogdet log of a 0 x 0 matrix", &[C::from(0.0)], &elements(&log)?, 0.0)?;
+    // Matrices with no rows or columns, alone and in batches: every
+    // factorization gives results of the promised shapes, never an error.
+    let empties = ad::zeros(&[2, 0, 0], (dtype, dev))?;
+    check_eq(
+        "cholesky of 0 x 0s",
+        &[2, 0, 0][..],
+        ad::cholesky(&empties, false)?.shape(),
+    )?;
+    let (w, v) = ad::eigh(&empties)?;
+    check_eq("eigh of 0 x 0s", (&[2, 0][..], &[2, 0, 0][..]), (w.shape(), v.shape()))?;
+    check_eq("eigvalsh of a 0 x 0", &[0][..], ad::eigvalsh(&nothing)?.shape())?;
+    check_eq("inv of 0 x 0s", &[2, 0, 0][..], ad::inv(&empties)?.shape())?;
+    check_eq(
+        "solve of 0 x 0s",
+        &[2, 0, 0][..],
+        ad::solve(&empties, &empties)?.shape(),
+    )?;
+    // The right-hand sides broadcast over the batch: an empty view.
+    let column = ad::zeros(&[0, 1], (dtype, dev))?;
+    check_eq(
+        "solve, broadcast",
+        &[2, 0, 1][..],
+        ad::solve(&empties, &column)?.shape(),
+    )?;
+    for shape in [[2, 3, 0], [2, 0, 3], [2, 0, 0]] {
+        let k = 0; // min(rows, columns)
+        let x = ad::zeros(&shape, (dtype, dev))?;
+        let (q, r) = ad::qr(&x, false)?;
+        check_eq(
+            "qr of an empty matrix",
+            (&[2, shape[1], k][..], &[2, k, shape[2]][..]),
+            (q.shape(), r.shape()),
+        )?;
+        let (u, s, vh) = ad::svd(&x, false)?;
+        check_eq(
+            "svd of an empty matrix",
+            (&[2, shape[1], k][..], &[2, k][..], &[2, k, shape[2]][..]),
+            (u.shape(), s.shape(), vh.shape()),
+        )?;
+        let pinv = ad::pinv(&x, None)?;
+        check_eq("pinv of an empty matrix", &[2, shape[2], shape[1]][..], pinv.shape())?;
+        let rank = ad::matrix_rank(&x, None)?.to_device(anydev_core::Device::cpu())?;
+        check_eq("matrix_rank of an empty matrix", vec![0i64; 2], rank.to_vec::<i64>()?)?;
+    }
+    Ok(())
 }
 
 /// A 48 x 48 matrix: `inv` and `eigh` hold, or the device refuses the

@@ -400,10 +400,16 @@ fn factorize(b: u32, count: u32) {
     let norm = big * sqrt(sq);
     let alpha = work[a + j * n + j];
     let beta = -s_scale(s_unit(alpha), norm);
-    let first = alpha - beta;
-    var uu = s_abs2(s_scale(first, R(1) / big));
-    for (var i = j + 1u; i < m; i++) { uu += s_abs2(s_scale(work[a + i * n + j], R(1) / big)); }
-    let tau = R(2) / (uu * big * big);
+    // The reflector u is kept divided by big, so that 2 / uᴴu neither
+    // overflows nor underflows (big² would for entries below 1e-154).
+    let inv = R(1) / big;
+    let first = s_scale(alpha - beta, inv);
+    var uu = s_abs2(first);
+    for (var i = j + 1u; i < m; i++) {
+      work[a + i * n + j] = s_scale(work[a + i * n + j], inv);
+      uu += s_abs2(work[a + i * n + j]);
+    }
+    let tau = R(2) / uu;
     work[u0 + j] = first;
     work[taus + j] = s_real(tau);
     work[a + j * n + j] = beta;
@@ -459,9 +465,16 @@ const EIGH: &str = r#"
 fn factorize(b: u32, count: u32) {
   let n = p[1];
   let a = b * n * n;
+  // Scaled to a largest magnitude of 1, as the SVD is: the convergence
+  // test multiplies diagonal entries, which would overflow or underflow.
+  var largest = R(0);
+  for (var i = 0u; i < n; i++) {
+    for (var j = 0u; j <= i; j++) { largest = max(largest, s_abs(in0[a + i * n + j])); }
+  }
+  let wscale = norm_scale(largest);
   for (var i = 0u; i < n; i++) {
     for (var j = 0u; j <= i; j++) {
-      let v = in0[a + i * n + j];
+      let v = s_scale(in0[a + i * n + j], wscale);
       work[a + i * n + j] = select(v, s_real(s_re(v)), i == j);
       work[a + j * n + i] = select(s_conj(v), s_real(s_re(v)), i == j);
       out1[a + i * n + j] = select(s_zero(), s_one(), i == j);
@@ -515,7 +528,7 @@ fn factorize(b: u32, count: u32) {
   if (!converged) { idx[b] = NO_CONVERGENCE; return; }
   // Ascending, eigenvectors along.
   let v = b * n;
-  for (var i = 0u; i < n; i++) { out0[v + i] = s_re(work[a + i * n + i]); }
+  for (var i = 0u; i < n; i++) { out0[v + i] = s_re(work[a + i * n + i]) / wscale; }
   for (var i = 0u; i < n; i++) {
     var low = i;
     for (var j = i + 1u; j < n; j++) { if (out0[v + j] < out0[v + low]) { low = j; } }
@@ -549,12 +562,18 @@ fn factorize(b: u32, count: u32) {
   let vb = wb + big_m * big_n;
   let lb = vb + big_n * big_n;
   let x = b * m * n;
+  // W is x scaled to a largest magnitude of 1, so that the column sums of
+  // squares below neither underflow nor overflow; the singular values are
+  // scaled back at the end.
+  var largest = R(0);
+  for (var e = 0u; e < m * n; e++) { largest = max(largest, s_abs(in0[x + e])); }
+  let wscale = norm_scale(largest);
   for (var i = 0u; i < big_m; i++) {
     for (var j = 0u; j < big_n; j++) {
       if (flip) {
-        work[wb + i * big_n + j] = s_conj(in0[x + j * n + i]);
+        work[wb + i * big_n + j] = s_scale(s_conj(in0[x + j * n + i]), wscale);
       } else {
-        work[wb + i * big_n + j] = in0[x + i * n + j];
+        work[wb + i * big_n + j] = s_scale(in0[x + i * n + j], wscale);
       }
     }
   }
@@ -658,6 +677,7 @@ fn factorize(b: u32, count: u32) {
     let inv = R(1) / sqrt(sq);
     for (var r = 0u; r < big_m; r++) { work[lb + r * lc + j] = s_scale(work[lb + r * lc + j], inv); }
   }
+  for (var j = 0u; j < big_n; j++) { out1[sv + j] /= wscale; }
   // x = L S Vᴴ: U = L, Vh = Vᴴ; xᴴ = L S Vᴴ: U = V, Vh = Lᴴ.
   let uc = select(big_n, m, full);
   let vr = select(big_n, n, full);
