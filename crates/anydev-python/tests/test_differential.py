@@ -5,6 +5,8 @@ every device. Results must have strict's dtype and shape and agree within
 a few ulps (docs/accuracy.md: anydev's kernels promise 1-2 ulps, NumPy's
 libm a few)."""
 
+import warnings
+
 import array_api_strict as xs
 import numpy as np
 import pytest
@@ -287,3 +289,115 @@ def test_unique_functions(device, a):
     if nan.any():
         # Each NaN maps back to a NaN of its own.
         assert sorted(inverse[np.isnan(a)]) == sorted(np.flatnonzero(nan))
+
+
+def indices_into(n, size):
+    """A strategy for ``size`` indices into an axis of length ``n``."""
+    return hnp.arrays("int64", (size,), elements=st.integers(0, max(n - 1, 0)))
+
+
+# name: (the parameters to draw for an input of some shape, the call on
+# namespace m). Inputs repeat values and hold NaNs; sides may be 0.
+SELECTIONS = {
+    "take": (
+        lambda d, a: (k := d.draw(axis(a.ndim)), d.draw(indices_into(a.shape[k], 4 if a.shape[k] else 0))),
+        lambda m, a, p: m.take(a, m.asarray(p[1], device=a.device), axis=p[0]),
+    ),
+    "take_along_axis": (
+        lambda d, a: d.draw(axis(a.ndim)),
+        lambda m, a, p: m.take_along_axis(a, m.argsort(a, axis=p), axis=p),
+    ),
+    "repeat": (
+        lambda d, a: (d.draw(st.integers(0, 3)), d.draw(st.none() | axis(a.ndim))),
+        lambda m, a, p: m.repeat(a, p[0], axis=p[1]),
+    ),
+    "tile": (
+        lambda d, a: tuple(d.draw(st.lists(st.integers(0, 3), min_size=1, max_size=4))),
+        lambda m, a, p: m.tile(a, p),
+    ),
+    "moveaxis": (lambda d, a: (d.draw(axis(a.ndim)), d.draw(axis(a.ndim))), lambda m, a, p: m.moveaxis(a, p[0], p[1])),
+    "unstack": (lambda d, a: d.draw(axis(a.ndim)), lambda m, a, p: m.stack(m.unstack(a, axis=p), axis=p)),
+    "diff": (
+        lambda d, a: (d.draw(axis(a.ndim)), d.draw(st.integers(0, 2))),
+        lambda m, a, p: m.diff(a, axis=p[0], n=p[1]),
+    ),
+    "cumulative_prod": (
+        lambda d, a: (d.draw(axis(a.ndim)), d.draw(st.booleans())),
+        lambda m, a, p: m.cumulative_prod(a, axis=p[0], include_initial=p[1]),
+    ),
+    "cumulative_sum": (
+        lambda d, a: (d.draw(axis(a.ndim)), d.draw(st.booleans())),
+        lambda m, a, p: m.cumulative_sum(a, axis=p[0], include_initial=p[1]),
+    ),
+    "count_nonzero": (
+        lambda d, a: (d.draw(st.none() | axis(a.ndim)), d.draw(st.booleans())),
+        lambda m, a, p: m.count_nonzero(a, axis=p[0], keepdims=p[1]),
+    ),
+    "nonzero": (lambda d, a: None, lambda m, a, p: m.stack(m.nonzero(a))),
+    "argmax": (
+        lambda d, a: (d.draw(st.none() | axis(a.ndim)), d.draw(st.booleans())),
+        lambda m, a, p: m.argmax(a, axis=p[0], keepdims=p[1]),
+    ),
+    "argmin": (
+        lambda d, a: (d.draw(st.none() | axis(a.ndim)), d.draw(st.booleans())),
+        lambda m, a, p: m.argmin(a, axis=p[0], keepdims=p[1]),
+    ),
+    "var": (
+        lambda d, a: (d.draw(st.none() | axis(a.ndim)), d.draw(st.sampled_from([0.0, 1.0])), d.draw(st.booleans())),
+        lambda m, a, p: m.var(a, axis=p[0], correction=p[1], keepdims=p[2]),
+    ),
+    "std": (
+        lambda d, a: (d.draw(st.none() | axis(a.ndim)), d.draw(st.sampled_from([0.0, 1.0])), d.draw(st.booleans())),
+        lambda m, a, p: m.std(a, axis=p[0], correction=p[1], keepdims=p[2]),
+    ),
+    "any": (lambda d, a: d.draw(st.none() | axis(a.ndim)), lambda m, a, p: m.any(a, axis=p)),
+    "all": (lambda d, a: d.draw(st.none() | axis(a.ndim)), lambda m, a, p: m.all(a, axis=p)),
+    "searchsorted": (
+        lambda d, a: d.draw(st.sampled_from(["left", "right"])),
+        lambda m, a, p: m.searchsorted(m.sort(m.reshape(a, (-1,))), a, side=p),
+    ),
+}
+# Functions that need a non-empty axis, or whose NaN behaviour the standard
+# leaves open (argmax/argmin of NaN: NumPy's first NaN is not promised).
+NON_EMPTY = {"argmax", "argmin", "take_along_axis", "unstack"}
+NO_NAN = {"argmax", "argmin", "searchsorted"}
+# A device may sum in another order than NumPy's pairwise sum; the
+# deviations from the mean then round differently, by tens of ulps of a
+# small variance where the mean is not exact.
+STAT_ULPS = {"var": 64, "std": 64}
+
+
+@pytest.mark.parametrize("name", sorted(SELECTIONS))
+def test_selections_and_statistics(device, name):
+    params, call = SELECTIONS[name]
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data):
+        side = 1 if name in NON_EMPTY else 0
+        shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=side, max_side=4))
+        choices = [0.0, -0.0, 1.0, 2.5, -3.0] + ([] if name in NO_NAN else [np.nan])
+        a = data.draw(hnp.arrays("float64", shape, elements=st.sampled_from(choices)))
+        p = params(data, a)
+        # NumPy warns of empty means and variances; their NaNs are the point.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expected = np.asarray(call(xs, xs.asarray(a), p))
+        ours = run_or_skip(call, xp, xp.asarray(a, device=device), p)
+        assert ours.device == device
+        close(host(ours), expected, STAT_ULPS.get(name, 4))
+
+    check()
+
+
+@SETTINGS
+@given(
+    a=hnp.arrays("float64", shapes, elements=st.sampled_from([0.0, -0.0, 1.0, 2.5, np.nan])),
+    invert=st.booleans(),
+)
+def test_isin(device, a, invert):
+    """Against NumPy (array-api-strict takes integers only): NaN is in
+    nothing, -0.0 is in what holds 0.0."""
+    test = [0.0, 2.5, np.nan]
+    got = xp.isin(xp.asarray(a, device=device), xp.asarray(test, device=device), invert=invert)
+    np.testing.assert_array_equal(host(got), np.isin(a, test, invert=invert), strict=True)
