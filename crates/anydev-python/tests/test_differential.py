@@ -401,3 +401,33 @@ def test_isin(device, a, invert):
     test = [0.0, 2.5, np.nan]
     got = xp.isin(xp.asarray(a, device=device), xp.asarray(test, device=device), invert=invert)
     np.testing.assert_array_equal(host(got), np.isin(a, test, invert=invert), strict=True)
+
+
+INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+# Wrapping arithmetic, the rounding of integer division and the sign of
+# remainders, shifts and the bitwise functions, as NumPy (and so
+# array-api-strict) computes them in every width.
+WIDE_INT_BINARY = INT_BINARY + ["floor_divide", "remainder", "bitwise_left_shift", "bitwise_right_shift"]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("name", WIDE_INT_BINARY)
+def test_every_integer_width(device, name, dtype):
+    needs_dtype(device, getattr(xp, dtype))
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data):
+        shape = data.draw(shapes)
+        info = np.iinfo(dtype)
+        a = data.draw(hnp.arrays(dtype, shape, elements=st.integers(info.min, info.max)))
+        if name in ("floor_divide", "remainder"):
+            # Division by zero is left to implementations.
+            b = data.draw(hnp.arrays(dtype, shape, elements=st.integers(info.min, info.max).filter(bool)))
+        elif name.startswith("bitwise_") and "shift" in name:
+            b = data.draw(hnp.arrays(dtype, shape, elements=st.integers(0, info.bits - 1)))
+        else:
+            b = data.draw(hnp.arrays(dtype, shape, elements=st.integers(info.min, info.max)))
+        run(device, name, a, b)
+
+    check()
