@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 import anydev as xp
@@ -133,3 +134,18 @@ def test_finfo_and_iinfo():
     with pytest.raises(TypeError):
         xp.iinfo(xp.float32)
 
+
+
+def test_promotion_is_numpys_for_every_pair(device):
+    """docs/semantics.md: promotion is NumPy 2's, mixed kinds included;
+    for every pair of dtypes the device holds, `result_type` and the
+    dtype of an actual `add` agree with `numpy.result_type`."""
+    held = sorted(xp.__array_namespace_info__().dtypes(device=device))
+    for a in held:
+        for b in held:
+            expected = np.result_type(a, b).name
+            assert xp.result_type(getattr(xp, a), getattr(xp, b)).name == expected, (a, b)
+            if expected not in held or expected == "bool":
+                continue  # add takes numbers only
+            x, y = xp.ones(2, dtype=getattr(xp, a), device=device), xp.ones(2, dtype=getattr(xp, b), device=device)
+            assert xp.add(x, y).dtype.name == expected, (a, b)
