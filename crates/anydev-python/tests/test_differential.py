@@ -431,3 +431,24 @@ def test_every_integer_width(device, name, dtype):
         run(device, name, a, b)
 
     check()
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("name", ["sum", "prod", "cumulative_sum", "cumulative_prod", "max", "min"])
+def test_integer_reductions_in_every_width(device, name, dtype):
+    """The accumulation dtype (the default integer of the same sign, as
+    the standard asks) and wrapping, against array-api-strict."""
+    needs_dtype(device, getattr(xp, dtype))
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data):
+        shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=5))
+        a = data.draw(hnp.arrays(dtype, shape))
+        axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+        got = run_or_skip(getattr(xp, name), xp.asarray(a, device=device), axis=axis)
+        expected = np.asarray(getattr(xs, name)(xs.asarray(a), axis=axis))
+        assert got.device == device
+        np.testing.assert_array_equal(host(got), expected, strict=True)
+
+    check()
