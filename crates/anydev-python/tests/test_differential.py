@@ -352,6 +352,14 @@ SELECTIONS = {
     ),
     "any": (lambda d, a: d.draw(st.none() | axis(a.ndim)), lambda m, a, p: m.any(a, axis=p)),
     "all": (lambda d, a: d.draw(st.none() | axis(a.ndim)), lambda m, a, p: m.all(a, axis=p)),
+    "sort": (
+        lambda d, a: (d.draw(axis(a.ndim)), d.draw(st.booleans())),
+        lambda m, a, p: m.sort(a, axis=p[0], descending=p[1]),
+    ),
+    "argsort": (
+        lambda d, a: (d.draw(axis(a.ndim)), d.draw(st.booleans())),
+        lambda m, a, p: m.argsort(a, axis=p[0], descending=p[1], stable=True),
+    ),
     "searchsorted": (
         lambda d, a: d.draw(st.sampled_from(["left", "right"])),
         lambda m, a, p: m.searchsorted(m.sort(m.reshape(a, (-1,))), a, side=p),
