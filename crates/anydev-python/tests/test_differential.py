@@ -460,3 +460,37 @@ def test_integer_reductions_in_every_width(device, name, dtype):
         np.testing.assert_array_equal(host(got), expected, strict=True)
 
     check()
+
+
+# log1p is not here: NumPy's complex log1p is log(1 + z), which loses a
+# small z entirely (log1p(1e-37) is 0 there); anydev's kernel tests hold
+# it to the textbook formulas instead.
+COMPLEX_UNARY = [
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "exp", "expm1", "log", "log2", "log10",
+    "reciprocal", "sign", "sin", "sinh", "sqrt", "square", "tan", "tanh",
+]
+# docs/accuracy.md's normwise bounds (|got - want| / |want|), with room
+# for the reference: NumPy's complex128, from the same (exact) inputs.
+COMPLEX_BOUND = {"complex64": 1e-5, "complex128": 1e-13}
+NUMPY_NAMES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh", "atan": "arctan",
+               "atanh": "arctanh"}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", COMPLEX_UNARY)
+def test_complex_unary(device, name, dtype):
+    needs_dtype(device, getattr(xp, dtype))
+    part = st.floats(-5, 5, width=32 if dtype == "complex64" else 64, allow_subnormal=False)
+
+    @SETTINGS
+    @given(z=hnp.arrays(dtype, shapes, elements=st.complex_numbers(max_magnitude=7) | st.builds(complex, part, part)))
+    def check(z):
+        got = host(run_or_skip(getattr(xp, name), xp.asarray(z, device=device)))
+        with np.errstate(all="ignore"):
+            want = getattr(np, NUMPY_NAMES.get(name, name))(z.astype(np.complex128))
+        assert got.dtype == z.dtype and got.shape == z.shape
+        finite = np.isfinite(want) & (np.abs(want) < 1e30)
+        error = np.abs(got[finite] - want[finite]) / np.maximum(np.abs(want[finite]), np.finfo(dtype).tiny)
+        assert (error <= COMPLEX_BOUND[dtype]).all(), (z[finite][error > COMPLEX_BOUND[dtype]], got[finite][error > COMPLEX_BOUND[dtype]])
+
+    check()
