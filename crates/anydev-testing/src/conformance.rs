@@ -8,7 +8,7 @@
 //! (`*.json`), whose `expected_failures` then apply.
 
 use crate::known::KnownFailures;
-use crate::runner::{Outcome, Plan};
+use crate::runner::{judge, Outcome, Plan};
 use anydev_core::plugin::{self, Entry, Manifest, PluginSpec};
 use anydev_core::{BackendStatus, Device, Runtime, RuntimeConfig};
 use serde::{Deserialize, Serialize};
@@ -271,15 +271,24 @@ fn run_into(
         report.record(row, progress, || plan.run(trial));
     }
     for device in under_test {
+        let name = format!("{MEMORY_CASE}::{}_{}", device.kind().as_str(), device.index());
+        let caps = runtime
+            .capabilities(device)
+            .map_err(|e| format!("capabilities of {device}: {e}"))?;
+        let known = plan.known_failures(device, &caps)?;
+        let reason = known.reason(MEMORY_CASE, &name).map(str::to_owned);
         let row = Row {
-            name: format!("{MEMORY_CASE}::{}_{}", device.kind().as_str(), device.index()),
+            name,
             case: MEMORY_CASE.into(),
             device: device.to_string(),
             dtype: None,
             outcome: String::new(),
             reason: String::new(),
         };
-        report.record(row, progress, || memory_returned(runtime, device));
+        let where_ = format!("case {MEMORY_CASE} on {device}");
+        report.record(row, progress, || {
+            judge(&where_, memory_left(runtime, device), reason.as_deref())
+        });
     }
     Ok(())
 }
@@ -295,19 +304,20 @@ fn matches_filter(filter: &str, name: &str) -> bool {
     }
 }
 
-/// After every case, the plugin's accounting says it holds nothing.
-fn memory_returned(runtime: &Runtime, device: Device) -> Outcome {
+/// After every case, the plugin's accounting says it holds nothing; else
+/// what it still holds.
+fn memory_left(runtime: &Runtime, device: Device) -> Option<String> {
     let stats = runtime.backend(device).and_then(|b| {
         b.synchronize(device.index())
             .and_then(|()| b.memory_stats(device.index()))
     });
     match stats {
-        Ok(s) if s.in_use == 0 && s.allocations == 0 => Outcome::Pass,
-        Ok(s) => Outcome::Fail(format!(
-            "case abi::memory_is_freed_after_the_run on {device}: expected 0 bytes in 0 allocations once every array dropped, got {} bytes in {} allocations",
+        Ok(s) if s.in_use == 0 && s.allocations == 0 => None,
+        Ok(s) => Some(format!(
+            "expected 0 bytes in 0 allocations once every array dropped, got {} bytes in {} allocations",
             s.in_use, s.allocations
         )),
-        Err(e) => Outcome::Fail(format!("memory_stats on {device}: {e}")),
+        Err(e) => Some(format!("memory_stats: {e}")),
     }
 }
 

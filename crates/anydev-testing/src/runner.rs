@@ -98,8 +98,7 @@ impl Plan {
                 .runtime
                 .capabilities(device)
                 .map_err(|e| format!("capabilities of {device}: {e}"))?;
-            let mut known = KnownFailures::from_capabilities(&caps).map_err(|e| format!("{device}: {e}"))?;
-            known.extend(self.extra_known.clone());
+            let known = self.known_failures(device, &caps)?;
             let facts = Facts::of(self, device, caps)?;
             for case in cases {
                 let dtypes: Vec<Option<DType>> = if case.dtypes.is_empty() {
@@ -121,6 +120,14 @@ impl Plan {
             }
         }
         Ok(trials)
+    }
+
+    /// The failures `device` (with capabilities `caps`) is known to have:
+    /// its own list and the plan's extra one.
+    pub fn known_failures(&self, device: Device, caps: &Capabilities) -> Result<KnownFailures, String> {
+        let mut known = KnownFailures::from_capabilities(caps).map_err(|e| format!("{device}: {e}"))?;
+        known.extend(self.extra_known.clone());
+        Ok(known)
     }
 
     /// Runs one trial.
@@ -156,14 +163,7 @@ impl Plan {
             Some(d) => format!("case {} on {} ({d})", trial.case.name, trial.device),
             None => format!("case {} on {}", trial.case.name, trial.device),
         };
-        match (failure, &trial.known) {
-            (None, None) => Outcome::Pass,
-            (Some(f), None) => Outcome::Fail(format!("{where_}: {f}")),
-            (Some(f), Some(reason)) => Outcome::ExpectedFail(format!("{reason} ({f})")),
-            (None, Some(reason)) => Outcome::UnexpectedPass(format!(
-                "{where_} is listed as a known failure ({reason}) but passed; remove the entry"
-            )),
-        }
+        judge(&where_, failure, trial.known.as_deref())
     }
 
     fn in_use(&self, devices: &[Device]) -> Vec<Option<usize>> {
@@ -194,6 +194,19 @@ impl Plan {
                 leaks.join(", ")
             )
         })
+    }
+}
+
+/// The outcome of a check at `where_` that failed with `failure` (or
+/// passed), given the reason it is a known failure, if it is listed.
+pub fn judge(where_: &str, failure: Option<String>, known: Option<&str>) -> Outcome {
+    match (failure, known) {
+        (None, None) => Outcome::Pass,
+        (Some(f), None) => Outcome::Fail(format!("{where_}: {f}")),
+        (Some(f), Some(reason)) => Outcome::ExpectedFail(format!("{reason} ({f})")),
+        (None, Some(reason)) => Outcome::UnexpectedPass(format!(
+            "{where_} is listed as a known failure ({reason}) but passed; remove the entry"
+        )),
     }
 }
 

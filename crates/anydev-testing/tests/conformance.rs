@@ -173,6 +173,28 @@ fn a_manifest_lists_known_failures_and_stale_entries_fail() {
 }
 
 #[test]
+fn the_memory_check_honours_known_failures_too() {
+    let dir = scratch("memory-known");
+    let good = good_plugin(&dir);
+    let path = dir.join("listed.json");
+    let text = format!(
+        r#"{{"file_format_version": "1.0.0", "name": "ctest", "library_path": "{}",
+            "expected_failures": [{{"case": "abi::memory_is_freed_after_the_run", "reason": "leaks"}}]}}"#,
+        good.display()
+    );
+    std::fs::write(&path, text).unwrap();
+    // The plugin frees everything, so the entry is stale.
+    let report = run(&path, Some("add_broadcast"));
+    assert!(!report.success());
+    let stale = reasons(&report, "xpass");
+    assert!(
+        stale.iter().any(|r| r.contains("abi::memory_is_freed_after_the_run")),
+        "{}",
+        report.to_text()
+    );
+}
+
+#[test]
 fn a_missing_plugin_is_an_error_not_an_empty_pass() {
     let report = run(Path::new("/nonexistent/libnothing.so"), None);
     assert!(!report.success());

@@ -81,6 +81,18 @@ fn parse_bytes(text: &str) -> Option<u64> {
     digits.trim().parse::<u64>().ok()?.checked_mul(scale)
 }
 
+/// What [`parse_bool`] reads, for error messages.
+const BOOL_WORDS: &str = "1, true, on or yes; 0, false, off or no";
+
+/// A device count from the setting `what` (`value` as written): a whole
+/// number from 1 to [`MAX_DEVICES`].
+fn device_count(what: &str, count: Option<u64>, value: impl std::fmt::Display) -> Result<usize> {
+    count
+        .filter(|n| (1..=MAX_DEVICES as u64).contains(n))
+        .map(|n| n as usize)
+        .ok_or_else(|| invalid(what, value, &format!("a whole number from 1 to {MAX_DEVICES}")))
+}
+
 fn parse_bool(text: &str) -> Option<bool> {
     match text.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "on" | "yes" => Some(true),
@@ -108,9 +120,6 @@ impl SimConfig {
         let mut config = SimConfig::default();
         config.apply_options(options_json)?;
         config.apply_env(env)?;
-        if config.devices == 0 || config.devices > MAX_DEVICES {
-            return Err(invalid("devices", config.devices, &format!("1 to {MAX_DEVICES}")));
-        }
         Ok(config)
     }
 
@@ -122,9 +131,7 @@ impl SimConfig {
         };
         for (key, value) in &map {
             match (key.as_str(), value) {
-                ("devices", Value::Number(n)) => {
-                    self.devices = n.as_u64().ok_or_else(|| invalid("devices", n, "a whole number"))? as usize
-                }
+                ("devices", Value::Number(n)) => self.devices = device_count("devices", n.as_u64(), n)?,
                 ("memory_limit", Value::Number(n)) => {
                     self.memory_limit = Some(n.as_u64().ok_or_else(|| invalid("memory_limit", n, "bytes"))?)
                 }
@@ -176,10 +183,7 @@ impl SimConfig {
     fn apply_env(&mut self, env: impl Fn(&str) -> Option<String>) -> Result<()> {
         let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
         if let Some(v) = env("ANYDEV_SIM_DEVICES") {
-            self.devices = v
-                .trim()
-                .parse()
-                .map_err(|_| invalid("ANYDEV_SIM_DEVICES", &v, "a whole number"))?;
+            self.devices = device_count("ANYDEV_SIM_DEVICES", v.trim().parse().ok(), &v)?;
         }
         if let Some(v) = env("ANYDEV_SIM_MEMORY_LIMIT") {
             self.memory_limit = Some(
@@ -190,10 +194,10 @@ impl SimConfig {
             self.refused = parse_dtypes(v.split(','), "ANYDEV_SIM_REFUSE_DTYPES")?;
         }
         if let Some(v) = env("ANYDEV_SIM_PEER_ACCESS") {
-            self.peer_access = parse_bool(&v).ok_or_else(|| invalid("ANYDEV_SIM_PEER_ACCESS", &v, "1 or 0"))?;
+            self.peer_access = parse_bool(&v).ok_or_else(|| invalid("ANYDEV_SIM_PEER_ACCESS", &v, BOOL_WORDS))?;
         }
         if let Some(v) = env("ANYDEV_SIM_UNIFIED") {
-            self.unified = parse_bool(&v).ok_or_else(|| invalid("ANYDEV_SIM_UNIFIED", &v, "1 or 0"))?;
+            self.unified = parse_bool(&v).ok_or_else(|| invalid("ANYDEV_SIM_UNIFIED", &v, BOOL_WORDS))?;
         }
         if let Some(v) = env("ANYDEV_SIM_OP_DELAY_US") {
             self.op_delay_us = v
@@ -263,11 +267,19 @@ mod tests {
             let err = SimConfig::from_sources(options, no_env).unwrap_err();
             assert!(err.message.contains(needle), "{options}: {err}");
         }
-        let env = |name: &str| (name == "ANYDEV_SIM_MEMORY_LIMIT").then(|| "12Q".to_owned());
-        assert!(SimConfig::from_sources("{}", env)
-            .unwrap_err()
-            .message
-            .contains("ANYDEV_SIM_MEMORY_LIMIT"));
+        for (variable, value) in [
+            ("ANYDEV_SIM_MEMORY_LIMIT", "12Q"),
+            ("ANYDEV_SIM_DEVICES", "0"),
+            ("ANYDEV_SIM_DEVICES", "100000"),
+            ("ANYDEV_SIM_UNIFIED", "maybe"),
+        ] {
+            let env = |name: &str| (name == variable).then(|| value.to_owned());
+            let message = SimConfig::from_sources("{}", env).unwrap_err().message;
+            assert!(message.contains(variable), "{variable}={value}: {message}");
+        }
+        let env = |name: &str| (name == "ANYDEV_SIM_PEER_ACCESS").then(|| "maybe".to_owned());
+        let message = SimConfig::from_sources("{}", env).unwrap_err().message;
+        assert!(message.contains("true") && message.contains("off"), "{message}");
         assert_eq!(parse_bytes("2G"), Some(2 << 30));
     }
 

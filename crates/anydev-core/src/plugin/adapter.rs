@@ -606,12 +606,16 @@ impl Backend for PluginBackend {
             keys::HOST_ACCESSIBLE_MEMORY,
             keys::ASYNC_EXECUTION,
             keys::SOFTWARE,
+            keys::EVENT_TIMING,
             keys::STREAM_ORDERED_FREE,
         ] {
             if caps.get(key).is_none() {
                 caps.set(key, CapValue::Bool(false));
             }
         }
+        // The ABI has no prefetch or advice call yet, so hints never reach
+        // a plugin, whatever it reports.
+        caps.set(keys::MANAGED_PREFETCH, CapValue::Bool(false));
         if !self.instance().can_import() {
             // Memory the plugin cannot wrap is memory it cannot reach, so
             // the runtime must copy rather than share.

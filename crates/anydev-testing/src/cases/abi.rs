@@ -7,6 +7,7 @@
 use crate::case::{check, check_eq, Case, CaseCtx, Failure, Need};
 use crate::reference::{self as r, check_array};
 use anydev_array::Array;
+use anydev_core::capability::keys;
 use anydev_core::memory::MemoryKind;
 use anydev_core::ops::{BinaryOp, Op, OpCode, Operand, UnaryOp};
 use anydev_core::{DType, Error, TensorRef};
@@ -24,7 +25,18 @@ pub fn cases() -> Vec<Case> {
             .needs(Need::DType(DType::F32))
             .all_devices(),
         Case::new("abi::streams_and_events", streams_and_events),
+        Case::new("abi::every_standard_capability_is_reported", standard_capabilities),
     ]
+}
+
+/// Every standard capability has a value, the plugin's or the default the
+/// header states, so code can ask any device any of them.
+fn standard_capabilities(ctx: &CaseCtx) -> Result<(), Failure> {
+    let caps = ctx.runtime.capabilities(ctx.device)?;
+    for key in keys::ALL {
+        check(caps.get(key).is_some(), format!("capability {key}"), "a value", "none")?;
+    }
+    Ok(())
 }
 
 /// Declared ⇔ storable: a declared dtype supports copy and fill and its
