@@ -209,6 +209,7 @@ fn form(kernel: &Kernel) -> &'static str {
 
 /// Opts `op` in (or out) of the host fallback for every call.
 pub fn set_host_fallback(op: &str, allow: bool) -> Result<()> {
+    builtins_defined()?;
     let mut registry = write();
     if !registry.contains_key(op) {
         return Err(unknown(&registry, op));
@@ -217,10 +218,13 @@ pub fn set_host_fallback(op: &str, allow: bool) -> Result<()> {
     Ok(())
 }
 
-/// The device kinds with a kernel registered for `op` in this process,
-/// sorted. (Plugin kinds whose devices implement `op` themselves are named
-/// by [`Error::NoKernel`] and listed per device by [`device_ops`].)
+/// The device kinds with a kernel registered for `op` in this process
+/// ([`register_kernel`]), sorted. Backends that implement `op` themselves
+/// (wgpu's `linalg` and `fft`, plugins that list it) are not kernels
+/// registered here: [`device_ops`] lists them per device, and
+/// [`Error::NoKernel`] names both.
 pub fn kernel_kinds(op: &str) -> Result<Vec<String>> {
+    builtins_defined()?;
     let registry = read();
     registry
         .get(op)

@@ -407,6 +407,21 @@ def test_the_registry_from_python(device):
     assert isinstance(extension.host_fallbacks(), int)
 
 
+def test_the_built_in_ops_answer_queries_before_any_use():
+    """linalg::* and fft::* are defined lazily; a fresh process's first
+    question about one must not find it missing."""
+    code = textwrap.dedent(
+        """
+        from anydev import extension
+        assert extension.kernel_kinds("linalg::inv") == ["cpu"]
+        extension.set_host_fallback("fft::c2c", False)
+        print("ok")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
 def sim_library():
     """The simulator library the test run loaded, from ``ANYDEV_PLUGINS``."""
     for entry in os.environ.get("ANYDEV_PLUGINS", "").split(","):
