@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 import anydev as xp
 
@@ -78,3 +79,16 @@ def run_or_skip(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except xp.UnsupportedError as e:
         pytest.skip(str(e))
+
+
+def hypothesis_settings(max_examples):
+    """The settings of every hypothesis test here: derandomized (the same
+    examples every run, so a CI failure reproduces), no deadline (devices
+    compile kernels on first use) and no example database."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )

@@ -10,12 +10,12 @@ import warnings
 import array_api_strict as xs
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import anydev as xp
-from conftest import host, needs_dtype, run_or_skip
+from conftest import host, hypothesis_settings, needs_dtype, run_or_skip
 
 FLOAT_UNARY = [
     "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "exp", "expm1", "floor",
@@ -38,14 +38,7 @@ ULPS = {"logaddexp": 64, "tan": 8, "pow": 8}
 SPECIALS = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0]
 shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
 
-# Derandomized: the same examples every run, so a CI failure reproduces.
-SETTINGS = settings(
-    max_examples=15,
-    deadline=None,
-    database=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+SETTINGS = hypothesis_settings(15)
 
 
 def float_arrays(dtype, shape=shapes):

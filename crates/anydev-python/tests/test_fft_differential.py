@@ -6,20 +6,14 @@ where the device lacks the wide dtypes)."""
 import array_api_strict as xs
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import anydev as xp
-from conftest import host
+from conftest import host, hypothesis_settings
 
-SETTINGS = settings(
-    max_examples=12,
-    deadline=None,
-    database=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+SETTINGS = hypothesis_settings(12)
 NORMS = st.sampled_from(["backward", "ortho", "forward"])
 shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=9)
 values = st.floats(-10, 10, allow_subnormal=False)

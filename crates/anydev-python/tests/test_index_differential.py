@@ -6,20 +6,14 @@ such key; a key NumPy refuses with an `IndexError` must be refused with one
 here too."""
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import anydev as xp
-from conftest import host
+from conftest import host, hypothesis_settings
 
-SETTINGS = settings(
-    max_examples=60,
-    deadline=None,
-    database=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+SETTINGS = hypothesis_settings(60)
 
 shapes = hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=4)
 

@@ -5,21 +5,15 @@ answer is unique and against the factorization's defining identities
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import anydev as xp
-from conftest import host, needs_dtype
+from conftest import host, hypothesis_settings, needs_dtype
 
 la = xp.linalg
-SETTINGS = settings(
-    max_examples=12,
-    deadline=None,
-    database=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+SETTINGS = hypothesis_settings(12)
 RTOL = 1e-9
 
 batches = hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3)
