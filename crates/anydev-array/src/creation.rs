@@ -163,8 +163,10 @@ pub(crate) fn arange_on(ctx: &Arc<DeviceCtx>, dtype: DType, n: usize, start: f64
 
 /// Values from `start` up to (excluding) `stop` by `step`. Without a dtype,
 /// the device's default integer when all three are integers, else its
-/// default float. Values are computed in
-/// `f64`, so integers beyond 2^53 lose precision.
+/// default float. Integer bounds give exact integers in any integer dtype,
+/// and a value outside the dtype's range is an error; a complex dtype
+/// holds the real values. Complex bounds are an error: `arange` walks the
+/// real line.
 pub fn arange(
     start: impl Into<Weak>,
     stop: impl Into<Weak>,
@@ -172,6 +174,12 @@ pub fn arange(
     spec: impl Into<Spec>,
 ) -> Result<Array> {
     let (start, stop, step, spec) = (start.into(), stop.into(), step.into(), spec.into());
+    if [start, stop, step].iter().any(|w| matches!(w, Weak::Complex(..))) {
+        return Err(Error::invalid_argument(
+            "arange",
+            format!("start {start}, stop {stop} and step {step} must be real"),
+        ));
+    }
     let n = match (start, stop, step) {
         (Weak::Int(a), Weak::Int(b), Weak::Int(s)) if s != 0 => {
             let span = b - a;
@@ -196,6 +204,7 @@ pub fn arange(
     if n >= usize::MAX as f64 {
         return Err(Error::invalid_argument("arange", format!("{n} elements are too many")));
     }
+    let n = n as usize;
     let (ctx, _memory) = creation_placement("arange", &spec)?;
     let all_int = [start, stop, step].iter().all(|w| !matches!(w, Weak::Float(_)));
     let dtype = spec.dtype.unwrap_or(if all_int {
@@ -203,7 +212,53 @@ pub fn arange(
     } else {
         ctx.default_float()
     });
-    arange_on(&ctx, dtype, n as usize, start.as_f64(), step.as_f64())
+    if let (Weak::Int(first), Weak::Int(step), Some(limits)) = (start, step, promote::int_limits(dtype)) {
+        if n > 0 {
+            return int_arange(&ctx, dtype, limits, n, first, step);
+        }
+    }
+    if dtype.is_complex() {
+        return arange_on(&ctx, dtype.real_dtype(), n, start.as_f64(), step.as_f64())?.astype(dtype);
+    }
+    arange_on(&ctx, dtype, n, start.as_f64(), step.as_f64())
+}
+
+/// The `n` integers `first + i * step` in the integer `dtype`, exactly.
+/// Backends compute `arange` in f64, which holds every integer only up to
+/// 2^53: past that, 64-bit values are built as `i * step + first` in the
+/// dtype itself, whose arithmetic wraps modulo 2^64 and so lands on each
+/// value exactly once the range check has passed.
+fn int_arange(
+    ctx: &Arc<DeviceCtx>,
+    dtype: DType,
+    (lo, hi): (i128, i128),
+    n: usize,
+    first: i128,
+    step: i128,
+) -> Result<Array> {
+    let last = first + (n as i128 - 1) * step;
+    if let Some(bad) = [first, last].into_iter().find(|v| !(lo..=hi).contains(v)) {
+        return Err(Error::invalid_argument(
+            "arange",
+            format!("{bad} does not fit in {dtype} (range {lo} to {hi})"),
+        ));
+    }
+    const F64_EXACT: i128 = 1 << 53;
+    if first.abs() <= F64_EXACT && last.abs() <= F64_EXACT {
+        return arange_on(ctx, dtype, n, first as f64, step as f64);
+    }
+    // The same residue modulo 2^64, within the dtype's range.
+    let wrap = |v: i128| {
+        let r = v.rem_euclid(1 << 64);
+        if r > hi {
+            r - (1 << 64)
+        } else {
+            r
+        }
+    };
+    let index = arange_on(ctx, dtype, n, 0.0, 1.0)?;
+    let scaled = crate::multiply(crate::Arg::Array(&index), crate::Arg::Scalar(Weak::Int(wrap(step))))?;
+    crate::add(crate::Arg::Array(&scaled), crate::Arg::Scalar(Weak::Int(wrap(first))))
 }
 
 /// `num` evenly spaced values from `start` to `stop` (included when
@@ -213,10 +268,36 @@ pub fn arange(
 /// With an integer dtype the values are computed in the device's default
 /// float and floored, as NumPy does; a value outside the dtype's range is
 /// an error rather than NumPy's silent wrap-around (`docs/semantics.md`).
-pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl Into<Spec>) -> Result<Array> {
-    let spec = spec.into();
+///
+/// Complex `start` or `stop` give the device's default complex dtype (a
+/// real one is then an error): the real and imaginary parts are spaced
+/// apart, as NumPy does.
+pub fn linspace(
+    start: impl Into<Weak>,
+    stop: impl Into<Weak>,
+    num: usize,
+    endpoint: bool,
+    spec: impl Into<Spec>,
+) -> Result<Array> {
+    let (start, stop, spec) = (start.into(), stop.into(), spec.into());
     let (ctx, _memory) = creation_placement("linspace", &spec)?;
-    let dtype = spec.dtype.unwrap_or(ctx.default_float());
+    let complex_bounds = [start, stop].iter().any(|w| matches!(w, Weak::Complex(..)));
+    let default = if complex_bounds {
+        ctx.default_complex()
+    } else {
+        ctx.default_float()
+    };
+    let dtype = spec.dtype.unwrap_or(default);
+    if dtype.is_complex() {
+        return complex_linspace(&ctx, dtype, [start, stop], num, endpoint);
+    }
+    if complex_bounds {
+        return Err(Error::invalid_argument(
+            "linspace",
+            format!("complex start {start} or stop {stop} need a complex dtype, not {dtype}"),
+        ));
+    }
+    let (start, stop) = (start.as_f64(), stop.as_f64());
     if dtype.is_integer() {
         // The values run monotonically from start towards stop: checking
         // both ends (floored) checks them all.
@@ -242,6 +323,26 @@ pub fn linspace(start: f64, stop: f64, num: usize, endpoint: bool, spec: impl In
         crate::dispatch::fill(&ctx, &last, promote::float_scalar(stop, dtype))?;
     }
     Ok(out)
+}
+
+/// `linspace` in a complex `dtype`: the real parts and the imaginary parts
+/// each spaced in the component dtype, then joined as `re + im * 1j`.
+fn complex_linspace(
+    ctx: &Arc<DeviceCtx>,
+    dtype: DType,
+    bounds: [Weak; 2],
+    num: usize,
+    endpoint: bool,
+) -> Result<Array> {
+    let [(re0, im0), (re1, im1)] = bounds.map(|w| match w {
+        Weak::Complex(re, im) => (re, im),
+        real => (real.as_f64(), 0.0),
+    });
+    let part = Spec::new(Some(dtype.real_dtype()), Some(ctx.device));
+    let re = linspace(re0, re1, num, endpoint, part)?.astype(dtype)?;
+    let im = linspace(im0, im1, num, endpoint, part)?.astype(dtype)?;
+    let im = crate::multiply(crate::Arg::Array(&im), crate::Arg::Scalar(Weak::Complex(0.0, 1.0)))?;
+    crate::add(crate::Arg::Array(&re), crate::Arg::Array(&im))
 }
 
 /// The `n_rows x n_cols` matrix with ones on diagonal `k` (default dtype:

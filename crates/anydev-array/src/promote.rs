@@ -288,6 +288,22 @@ fn int_scalar(v: i128, dtype: DType) -> Option<Scalar> {
     })
 }
 
+/// The smallest and largest value of an integer dtype; `None` for the
+/// others.
+pub fn int_limits(dtype: DType) -> Option<(i128, i128)> {
+    Some(match dtype {
+        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        DType::I16 => (i16::MIN.into(), i16::MAX.into()),
+        DType::I32 => (i32::MIN.into(), i32::MAX.into()),
+        DType::I64 => (i64::MIN.into(), i64::MAX.into()),
+        DType::U8 => (0, u8::MAX.into()),
+        DType::U16 => (0, u16::MAX.into()),
+        DType::U32 => (0, u32::MAX.into()),
+        DType::U64 => (0, u64::MAX.into()),
+        _ => return None,
+    })
+}
+
 /// A value as a scalar of `dtype`, converted the way `astype` converts:
 /// floats round to nearest, integers truncate toward zero and saturate
 /// (NaN gives 0), bool is `!= 0`.

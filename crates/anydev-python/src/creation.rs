@@ -14,7 +14,7 @@ use crate::operand::{array_arg, weak_scalar};
 use anydev::{result_type, Array, DType, Device, Element, Error, Indexing, Scalar, Spec, Weak};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PySequence, PyString, PyTuple};
+use pyo3::types::{PyInt, PyList, PySequence, PyString, PyTuple};
 
 /// The default-dtype kind of a Python scalar.
 fn kind_of(w: Weak) -> Kind {
@@ -388,16 +388,33 @@ fn full_like(
     compute(py, || anydev::full_like(&x, value, spec)).map(PyArray::from)
 }
 
+/// A diagonal offset (`eye`, `tril`, `triu`): any Python int. Every
+/// diagonal past the matrix's corner selects nothing, so offsets beyond
+/// `isize` are clamped to it rather than overflowing.
+struct DiagonalOffset(isize);
+
+impl<'py> FromPyObject<'_, 'py> for DiagonalOffset {
+    type Error = PyErr;
+
+    fn extract(k: Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        match k.extract::<isize>() {
+            Err(_) if k.is_instance_of::<PyInt>() => Ok(DiagonalOffset(if k.gt(0)? { isize::MAX } else { isize::MIN })),
+            k => k.map(DiagonalOffset),
+        }
+    }
+}
+
 #[pyfunction]
-#[pyo3(signature = (n_rows, n_cols = None, /, *, k = 0, dtype = None, device = None))]
+#[pyo3(signature = (n_rows, n_cols = None, /, *, k = DiagonalOffset(0), dtype = None, device = None))]
 fn eye(
     py: Python<'_>,
     n_rows: usize,
     n_cols: Option<usize>,
-    k: isize,
+    k: DiagonalOffset,
     dtype: Option<PyDType>,
     device: Option<PyDevice>,
 ) -> PyResult<PyArray> {
+    let k = k.0;
     compute(py, || anydev::eye(n_rows, n_cols, k, spec(dtype, device, Kind::Float)?)).map(PyArray::from)
 }
 
@@ -405,15 +422,20 @@ fn eye(
 #[pyo3(signature = (start, stop, /, num, *, dtype = None, device = None, endpoint = true))]
 fn linspace(
     py: Python<'_>,
-    start: f64,
-    stop: f64,
+    start: &Bound<'_, PyAny>,
+    stop: &Bound<'_, PyAny>,
     num: usize,
     dtype: Option<PyDType>,
     device: Option<PyDevice>,
     endpoint: bool,
 ) -> PyResult<PyArray> {
+    let (start, stop) = (
+        scalar_arg(start, "linspace's start")?,
+        scalar_arg(stop, "linspace's stop")?,
+    );
+    let kind = kind_of(start).max(kind_of(stop)).max(Kind::Float);
     compute(py, || {
-        anydev::linspace(start, stop, num, endpoint, spec(dtype, device, Kind::Float)?)
+        anydev::linspace(start, stop, num, endpoint, spec(dtype, device, kind)?)
     })
     .map(PyArray::from)
 }
@@ -441,8 +463,9 @@ fn meshgrid(py: Python<'_>, arrays: &Bound<'_, PyTuple>, indexing: &str) -> PyRe
 macro_rules! triangle {
     ($($name:ident;)*) => {$(
         #[pyfunction]
-        #[pyo3(signature = (x, /, *, k = 0))]
-        fn $name(py: Python<'_>, x: &Bound<'_, PyAny>, k: isize) -> PyResult<PyArray> {
+        #[pyo3(signature = (x, /, *, k = DiagonalOffset(0)))]
+        fn $name(py: Python<'_>, x: &Bound<'_, PyAny>, k: DiagonalOffset) -> PyResult<PyArray> {
+            let k = k.0;
             let x = array_arg(x)?;
             compute(py, || anydev::$name(&x, k)).map(PyArray::from)
         }

@@ -171,8 +171,8 @@ def eye(
     n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DType | None = None, device: _Device | None = None
 ) -> Array: ...
 def linspace(
-    start: float,
-    stop: float,
+    start: int | float | complex,
+    stop: int | float | complex,
     /,
     num: int,
     *,
