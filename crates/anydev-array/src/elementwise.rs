@@ -448,7 +448,8 @@ impl IntoBound<'_> for () {
 
 /// `min(max(x, low), high)` elementwise, in `x`'s dtype (the standard's
 /// rule); a bound may be absent (`()`), a Rust scalar, or an array on
-/// `x`'s device that broadcasts to `x`'s shape. NaN in `x` stays NaN.
+/// `x`'s device; the result has the broadcast shape of `x` and the bounds.
+/// NaN in `x` stays NaN.
 pub fn clip<'a>(x: &'a Array, min: impl IntoBound<'a>, max: impl IntoBound<'a>) -> Result<Array> {
     let (min, max) = (min.into_bound(), max.into_bound());
     let bounds: smallvec::SmallVec<[Arg<'a>; 2]> = min.into_iter().chain(max).collect();
@@ -477,15 +478,10 @@ pub fn clip<'a>(x: &'a Array, min: impl IntoBound<'a>, max: impl IntoBound<'a>) 
             ),
         });
     }
-    for bound in &all[1..] {
-        if shape::broadcast_shapes("clip", &[x.shape(), bound.shape()])?.as_slice() != x.shape() {
-            return Err(Error::ShapeMismatch {
-                op: "clip".into(),
-                shapes: vec![x.shape().to_vec(), bound.shape().to_vec()],
-                reason: "a bound must broadcast to the shape of x".into(),
-            });
-        }
-    }
+    // The result has the broadcast shape of x and the bounds (the
+    // standard's, NumPy's); shapes that do not broadcast fail as clip's.
+    let shapes: smallvec::SmallVec<[&[usize]; 3]> = all.iter().map(|a| a.shape()).collect();
+    shape::broadcast_shapes("clip", &shapes)?;
     let mut out = x.clone();
     if let Some(low) = min {
         out = binary(

@@ -91,3 +91,25 @@ def test_many_axes_transforms(device, name):
         agree(got, expected, a)
 
     check()
+
+
+@pytest.mark.parametrize("name", ["fftshift", "ifftshift"])
+def test_shifts(device, name):
+    # axes: None, one axis, or any sequence of axes (the standard's
+    # Union[int, Sequence[int]]), against array-api-strict.
+    @SETTINGS
+    @given(draw=st.data(), shape=shapes)
+    def check(draw, shape):
+        a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        axes = draw.draw(
+            st.none()
+            | st.integers(-a.ndim, a.ndim - 1)
+            | st.lists(st.integers(0, a.ndim - 1), min_size=1, max_size=a.ndim, unique=True)
+        )
+        expected = getattr(xs.fft, name)(xs.asarray(a), axes=axes)
+        got = getattr(xp.fft, name)(xp.asarray(a, device=device), axes=axes)
+        np.testing.assert_array_equal(host(got), np.asarray(expected), strict=True)
+        got = getattr(xp.fft, name)(xp.asarray(a, device=device), axes=tuple(axes) if isinstance(axes, list) else axes)
+        np.testing.assert_array_equal(host(got), np.asarray(expected), strict=True)
+
+    check()

@@ -92,6 +92,12 @@ def test_where_and_clip(device):
     np.testing.assert_array_equal(host(xp.where(x > 0, x, 0.0)), np.where(a > 0, a, 0.0))
     np.testing.assert_array_equal(host(xp.clip(x, -1.0, 1.0)), np.clip(a, -1, 1))
     np.testing.assert_array_equal(host(xp.clip(x, min=0.0)), np.clip(a, 0, None))
+    # Bounds broadcast with x: the result has their common shape.
+    lows = np.array([[0.0], [1.0]])
+    got = xp.clip(x, min=xp.asarray(lows, device=device), max=2.0)
+    np.testing.assert_array_equal(host(got), np.clip(a, lows, 2.0), strict=True)
+    with pytest.raises(ValueError, match="clip"):
+        xp.clip(x, min=xp.zeros(2, device=device))
 
 
 def test_astype(device):
@@ -136,6 +142,31 @@ def test_logical_reductions_and_arg_extrema(device):
     np.testing.assert_array_equal(host(xp.cumulative_prod(x, axis=1, include_initial=True)),
                                   np.concatenate([np.ones((2, 1), int), np.cumprod(a, axis=1)], axis=1))
     assert xp.sum(x, dtype=xp.float64).dtype == xp.float64
+
+
+INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_reductions_return_the_dtype_asked_for(device, dtype):
+    # The standard casts x to `dtype` first and returns `dtype`; without
+    # one, small integers widen as NumPy's do. Integer arithmetic wraps,
+    # so the values are NumPy's computed in `dtype`.
+    needs_dtype(device, getattr(xp, dtype), xp.int8, xp.int64, xp.uint64)
+    a = np.array([[100, 27, 3], [90, 100, 7]], dtype=np.int8)
+    x = xp.asarray(a, device=device)
+    d = getattr(xp, dtype)
+    with np.errstate(over="ignore"):
+        cases = [
+            (xp.sum(x, axis=1, dtype=d), np.sum(a.astype(dtype), axis=1, dtype=dtype)),
+            (xp.prod(x, dtype=d), np.prod(a.astype(dtype), dtype=dtype)),
+            (xp.cumulative_sum(x, axis=1, dtype=d), np.cumsum(a.astype(dtype), axis=1, dtype=dtype)),
+            (xp.cumulative_prod(x, axis=0, dtype=d), np.cumprod(a.astype(dtype), axis=0, dtype=dtype)),
+            (xp.linalg.trace(x[:, :2], dtype=d), np.trace(a[:, :2].astype(dtype), dtype=dtype)),
+        ]
+    for got, expected in cases:
+        np.testing.assert_array_equal(host(got), expected, strict=True)
+    assert xp.sum(x).dtype == xp.int64 and xp.sum(xp.astype(x, xp.uint8)).dtype == xp.uint64
 
 
 def test_reductions_of_empty_and_special_values(device):

@@ -40,12 +40,11 @@ pub fn ifftshift(x: &Array, axes: impl Into<Axes>) -> Result<Array> {
 }
 
 fn shift(x: &Array, axes: Axes, by: impl Fn(usize) -> isize) -> Result<Array> {
-    let axes: Vec<isize> = match axes.as_option() {
-        Some(a) => a.to_vec(),
-        None => (0..x.ndim() as isize).collect(),
-    };
-    let normalized = crate::shape::normalize_axes("fftshift", Some(&axes), x.ndim())?;
-    let shifts: Vec<isize> = normalized.iter().map(|&a| by(x.shape()[a])).collect();
+    // Normalised (in range, sorted), so each shift pairs with its own
+    // axis whatever order the caller gave them in.
+    let axes = crate::shape::normalize_axes("fftshift", axes.as_option(), x.ndim())?;
+    let shifts: Vec<isize> = axes.iter().map(|&a| by(x.shape()[a])).collect();
+    let axes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
     crate::roll(x, &shifts, axes)
 }
 

@@ -100,8 +100,16 @@ fn rfftfreq(py: Python<'_>, n: usize, d: f64, dtype: Option<PyDType>, device: Op
     compute(py, || core::rfftfreq(n, d, frequency_spec(dtype, device)?)).map(PyArray::from)
 }
 
+/// The shifts' `axes`: one axis or any sequence of them (the standard's
+/// `Union[int, Sequence[int]]`, where reductions take only tuples).
 fn shift_axes(axes: Option<&Bound<'_, PyAny>>) -> PyResult<Axes> {
-    Ok(axes.map(super::axes_arg).transpose()?.map_or(Axes::All, Axes::from))
+    Ok(match axes {
+        None => Axes::All,
+        Some(a) => Axes::from(match a.extract::<isize>() {
+            Ok(axis) => vec![axis],
+            Err(_) => a.extract::<Vec<isize>>()?,
+        }),
+    })
 }
 
 #[pyfunction]

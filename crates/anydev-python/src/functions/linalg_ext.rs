@@ -21,14 +21,7 @@ fn diagonal(py: Python<'_>, x: &Bound<'_, PyAny>, offset: isize) -> PyResult<PyA
 #[pyo3(signature = (x, /, *, offset = 0, dtype = None))]
 fn trace(py: Python<'_>, x: &Bound<'_, PyAny>, offset: isize, dtype: Option<PyDType>) -> PyResult<PyArray> {
     let x = array_arg(x)?;
-    compute(py, || {
-        let x = match dtype {
-            Some(d) => x.astype(d.0)?,
-            None => x,
-        };
-        anydev::trace(&x, offset)
-    })
-    .map(PyArray::from)
+    compute(py, || super::reduce::in_dtype(x, dtype, |x| anydev::trace(x, offset))).map(PyArray::from)
 }
 
 #[pyfunction]

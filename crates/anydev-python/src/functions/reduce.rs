@@ -16,11 +16,19 @@ fn axes(axis: Option<&Bound<'_, PyAny>>) -> PyResult<Axes> {
     })
 }
 
-/// `x`, converted first when the caller asked the reduction for a dtype.
-fn in_dtype(x: Array, dtype: Option<PyDType>) -> anydev::Result<Array> {
+/// `reduce(x)` in the dtype the caller asked for, if any: the standard
+/// casts `x` to it first and returns that dtype, where the reduction's own
+/// rule would widen small integers to 64 bits (as NumPy does when no dtype
+/// is given). Integer arithmetic wraps, so the 64-bit result cast back is
+/// the one computed in the narrow dtype.
+pub(crate) fn in_dtype(
+    x: Array,
+    dtype: Option<PyDType>,
+    reduce: impl FnOnce(&Array) -> anydev::Result<Array>,
+) -> anydev::Result<Array> {
     match dtype {
-        Some(d) => x.astype(d.0),
-        None => Ok(x),
+        Some(d) => reduce(&x.astype(d.0)?)?.astype(d.0),
+        None => reduce(&x),
     }
 }
 
@@ -31,7 +39,7 @@ macro_rules! reductions {
             #[pyo3(signature = (x, /, *, axis = None, dtype = None, keepdims = false))]
             fn $d(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>, keepdims: bool) -> PyResult<PyArray> {
                 let (x, axes) = (array_arg(x)?, axes(axis)?);
-                compute_elementwise(py, [Some(&x)], || anydev::$d(&in_dtype(x.clone(), dtype)?, axes, keepdims)).map(PyArray::from)
+                compute_elementwise(py, [Some(&x)], || in_dtype(x.clone(), dtype, |x| anydev::$d(x, axes, keepdims))).map(PyArray::from)
             }
         )*
         $(
@@ -109,7 +117,7 @@ macro_rules! cumulative {
         #[pyo3(signature = (x, /, *, axis = None, dtype = None, include_initial = false))]
         fn $name(py: Python<'_>, x: &Bound<'_, PyAny>, axis: Option<isize>, dtype: Option<PyDType>, include_initial: bool) -> PyResult<PyArray> {
             let x = array_arg(x)?;
-            compute(py, || anydev::$name(&in_dtype(x, dtype)?, axis, include_initial)).map(PyArray::from)
+            compute(py, || in_dtype(x, dtype, |x| anydev::$name(x, axis, include_initial))).map(PyArray::from)
         }
     )*};
 }

@@ -488,6 +488,14 @@ fn where_and_clip(ctx: &CaseCtx) -> Result<(), Failure> {
         &ad::where_(&positive, &x, 0.0)?,
     )?;
     check_array("clip(x, -1, 2)", &[4], &[1.0, -1.0, f64::NAN, 2.0], &x.clip(-1.0, 2.0)?)?;
+    // Bounds broadcast with x: the result takes their common shape.
+    let lows = r::array(&[0.0, 3.0], &[2, 1], DType::F32, ctx.device)?;
+    check_array(
+        "clip(x, [[0], [3]])",
+        &[2, 4],
+        &[1.0, 0.0, f64::NAN, 5.0, 3.0, 3.0, f64::NAN, 5.0],
+        &x.clip(&lows, ())?,
+    )?;
     let bad = r::array(&[0.0; 3], &[3], DType::F32, ctx.device)?;
     expect_err(
         "clip with a bound of another shape",

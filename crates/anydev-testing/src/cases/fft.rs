@@ -349,6 +349,14 @@ fn shifts(ctx: &CaseCtx) -> Result<(), Failure> {
     check_array("fftshift", &[3, 5], &rolled([1, 2]), &fft::fftshift(&x, ad::ALL)?)?;
     check_array("ifftshift", &[3, 5], &rolled([2, 3]), &fft::ifftshift(&x, ad::ALL)?)?;
     check_array("fftshift axis 1", &[3, 5], &rolled([0, 2]), &fft::fftshift(&x, 1)?)?;
+    // Each axis keeps its own shift whatever order the axes come in.
+    let reversed: &[isize] = &[1, -2];
+    check_array(
+        "fftshift axes (1, -2)",
+        &[3, 5],
+        &rolled([1, 2]),
+        &fft::fftshift(&x, reversed)?,
+    )?;
     let back = fft::ifftshift(&fft::fftshift(&x, ad::ALL)?, ad::ALL)?;
     check_eq("ifftshift(fftshift(x))", v, back.to_f64_vec()?)
 }
