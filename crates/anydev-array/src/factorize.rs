@@ -177,17 +177,25 @@ pub(crate) fn defined() -> Result<()> {
 }
 
 /// `solve`'s rule: square `x1` (..., n, n) and `x2` (..., n, k) with the
-/// same batch (the array layer broadcasts and shapes them first).
+/// same batch and dtype (the array layer promotes, broadcasts and shapes
+/// them first).
 fn solve_rule(inputs: &[TensorMeta], attrs: &Attrs) -> Result<Vec<TensorMeta>> {
     // x1 alone: a stack of square real matrices.
     rule("solve", true, &[Out::Same], |b, n, _, _| Ok(vec![with(b, &[n, n])]))(&inputs[..1], attrs)?;
     let (a, y) = (&inputs[0], &inputs[1]);
     let n = a.shape.len();
-    if y.dtype != a.dtype || y.shape.len() != n || y.shape[..n - 1] != a.shape[..n - 1] {
+    if y.shape.len() != n || y.shape[..n - 1] != a.shape[..n - 1] {
         return Err(Error::ShapeMismatch {
             op: "solve".into(),
             shapes: vec![a.shape.clone(), y.shape.clone()],
-            reason: "x2 must be (..., n, k) of x1's dtype for x1 of (..., n, n)".into(),
+            reason: "x2 must be (..., n, k) for x1 of (..., n, n), with the same batch".into(),
+        });
+    }
+    if y.dtype != a.dtype {
+        return Err(Error::InvalidDType {
+            op: "solve".into(),
+            dtype: y.dtype,
+            reason: format!("the op needs x2 of x1's dtype, {}", a.dtype),
         });
     }
     Ok(vec![y.clone()])
@@ -228,24 +236,49 @@ pub fn inv(x: &Array) -> Result<Array> {
 }
 
 /// `x` with `x1 @ x = x2` for each square `x1`: `x2` is a vector of shape
-/// `(n,)` or a stack of `(n, k)` matrices (batches broadcast).
+/// `(n,)` or a stack of `(n, k)` matrices (batches broadcast). Both are
+/// promoted to their result type first ([`crate::result_type`]: `f32`
+/// with `f64` solves in `f64`, a real float with a complex one in complex).
 pub fn solve(x1: &Array, x2: &Array) -> Result<Array> {
-    crate::dispatch::same_device("solve", &[x1, x2])?;
-    let vector = x2.ndim() == 1;
-    let x2 = if vector { x2.expand_dims(-1)? } else { x2.clone() };
+    let op = "solve";
+    crate::dispatch::same_device(op, &[x1, x2])?;
     if x1.ndim() < 2 {
         return Err(Error::invalid_argument(
-            "solve",
+            op,
             format!("x1 must be a stack of matrices, got shape {:?}", x1.shape()),
         ));
     }
+    let n = x1.shape()[x1.ndim() - 1];
+    // The extent x2 must have n of: a vector's only axis, a matrix's rows.
+    let rows = match x2.ndim() {
+        0 => None,
+        1 => Some(x2.shape()[0]),
+        d => Some(x2.shape()[d - 2]),
+    };
+    if x1.shape()[x1.ndim() - 2] != n || rows != Some(n) {
+        return Err(Error::ShapeMismatch {
+            op: op.into(),
+            shapes: vec![x1.shape().to_vec(), x2.shape().to_vec()],
+            reason: "x1 must be a stack of square matrices (..., n, n) and x2 a vector (n,) or a stack of \
+                     matrices (..., n, k)"
+                .into(),
+        });
+    }
+    let vector = x2.ndim() == 1;
+    let x2 = if vector { x2.expand_dims(-1)? } else { x2.clone() };
     let batch_of = |x: &Array| x.shape()[..x.ndim() - 2].to_vec();
-    let batch = crate::shape::broadcast_shapes("solve", &[&batch_of(x1), &batch_of(&x2)])?;
+    let batch = crate::shape::broadcast_shapes(op, &[&batch_of(x1), &batch_of(&x2)])?;
+    let dtype = crate::promote::result_type(x1.dtype(), x2.dtype());
     let full = |x: &Array| -> Result<Array> {
         let shape: Vec<usize> = batch.iter().chain(&x.shape()[x.ndim() - 2..]).copied().collect();
+        let x = if x.dtype() == dtype {
+            x.clone()
+        } else {
+            x.astype(dtype)?
+        };
         x.broadcast_to(&shape)
     };
-    let x = call("solve", &[&full(x1)?, &full(&x2)?], &Attrs::new()).map(one)?;
+    let x = call(op, &[&full(x1)?, &full(&x2)?], &Attrs::new()).map(one)?;
     if vector {
         x.squeeze(-1)
     } else {
@@ -310,6 +343,40 @@ pub fn qr(x: &Array, complete: bool) -> Result<(Array, Array)> {
     two("qr", &[x], &flag("complete", complete))
 }
 
+/// The relative cutoff of [`pinv`] and [`matrix_rank`]: singular values
+/// at or below it times the largest count as zero. `None`, an `f64` or an
+/// array convert into it.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Rtol<'a> {
+    /// The standard's `max(M, N) * eps` of the dtype.
+    #[default]
+    Default,
+    /// One cutoff for every matrix.
+    Value(f64),
+    /// A real floating-point array on `x`'s device that broadcasts to the
+    /// stack shape (`x`'s shape without its last two axes): one cutoff per
+    /// matrix.
+    Array(&'a Array),
+}
+
+impl From<Option<f64>> for Rtol<'_> {
+    fn from(rtol: Option<f64>) -> Self {
+        rtol.map_or(Rtol::Default, Rtol::Value)
+    }
+}
+
+impl From<f64> for Rtol<'_> {
+    fn from(rtol: f64) -> Self {
+        Rtol::Value(rtol)
+    }
+}
+
+impl<'a> From<&'a Array> for Rtol<'a> {
+    fn from(rtol: &'a Array) -> Self {
+        Rtol::Array(rtol)
+    }
+}
+
 /// The default relative cutoff of `pinv` and `matrix_rank`: the standard's
 /// `max(M, N) * eps` of the dtype.
 fn default_rtol(x: &Array) -> f64 {
@@ -323,29 +390,77 @@ fn default_rtol(x: &Array) -> f64 {
     size * eps
 }
 
-/// Singular values above `rtol` times the largest, as a `bool` mask.
-fn significant(s: &Array, rtol: f64) -> Result<Array> {
+/// A resolved [`Rtol`]: one number, or an array of shape `(..., 1)` over
+/// the stack shape that multiplies the largest singular values.
+enum Cutoff {
+    Scalar(f64),
+    PerMatrix(Array),
+}
+
+/// Checks `x` (a stack of matrices) and `rtol` for `op` and resolves the cutoff.
+fn cutoff(op: &str, x: &Array, rtol: Rtol<'_>) -> Result<Cutoff> {
+    if x.ndim() < 2 {
+        return Err(Error::invalid_argument(
+            op,
+            format!("needs a stack of matrices, got shape {:?}", x.shape()),
+        ));
+    }
+    let r = match rtol {
+        Rtol::Default => return Ok(Cutoff::Scalar(default_rtol(x))),
+        Rtol::Value(v) => return Ok(Cutoff::Scalar(v)),
+        Rtol::Array(r) => r,
+    };
+    crate::dispatch::same_device(op, &[x, r])?;
+    if !r.dtype().is_float() {
+        return Err(Error::InvalidDType {
+            op: op.into(),
+            dtype: r.dtype(),
+            reason: "an array rtol must have a real floating-point dtype".into(),
+        });
+    }
+    let stack = &x.shape()[..x.ndim() - 2];
+    // Broadcasting to the stack shape: rtol may not add axes or change
+    // extents other than 1.
+    let fits = r.ndim() <= stack.len()
+        && r.shape()
+            .iter()
+            .rev()
+            .zip(stack.iter().rev())
+            .all(|(&e, &s)| e == 1 || e == s);
+    if !fits {
+        return Err(Error::ShapeMismatch {
+            op: op.into(),
+            shapes: vec![r.shape().to_vec(), stack.to_vec()],
+            reason: format!(
+                "rtol must broadcast to x's stack shape {stack:?} (x's shape {:?} without its last two axes)",
+                x.shape()
+            ),
+        });
+    }
+    Ok(Cutoff::PerMatrix(r.broadcast_to(stack)?.expand_dims(-1)?))
+}
+
+/// Singular values above the cutoff times the largest, as a `bool` mask.
+fn significant(s: &Array, cutoff: &Cutoff) -> Result<Array> {
     if s.shape().last() == Some(&0) {
         // An empty matrix has no singular values, and no largest one.
         return crate::full(s.shape(), false, (DType::Bool, s.device()));
     }
-    let cutoff = crate::max(s, -1, true)?.multiply(rtol)?;
+    let largest = crate::max(s, -1, true)?;
+    let cutoff = match cutoff {
+        Cutoff::Scalar(rtol) => largest.multiply(*rtol)?,
+        Cutoff::PerMatrix(rtol) => largest.multiply(rtol)?,
+    };
     s.greater(&cutoff)
 }
 
 /// The Moore-Penrose pseudo-inverse of each matrix, `V diag(1/S) Uᴴ` from
 /// its SVD: singular values at or below `rtol` times the largest (default
-/// `max(M, N) * eps`) count as zero.
-pub fn pinv(x: &Array, rtol: Option<f64>) -> Result<Array> {
-    if x.ndim() < 2 {
-        return Err(Error::invalid_argument(
-            "pinv",
-            format!("needs a stack of matrices, got shape {:?}", x.shape()),
-        ));
-    }
+/// `max(M, N) * eps`; an array gives one cutoff per matrix) count as zero.
+pub fn pinv<'a>(x: &Array, rtol: impl Into<Rtol<'a>>) -> Result<Array> {
+    let cutoff = cutoff("pinv", x, rtol.into())?;
     let (u, s, vh) = svd(x, false)?;
-    let rtol = rtol.unwrap_or_else(|| default_rtol(x));
-    let inverted = crate::where_(&significant(&s, rtol)?, &s.reciprocal()?, 0.0)?;
+    let inverted = crate::where_(&significant(&s, &cutoff)?, &s.reciprocal()?, 0.0)?;
     vh.conj()?
         .matrix_transpose()?
         .multiply(&inverted.expand_dims(-2)?)?
@@ -353,14 +468,10 @@ pub fn pinv(x: &Array, rtol: Option<f64>) -> Result<Array> {
 }
 
 /// The rank of each matrix: how many singular values exceed `rtol` times
-/// the largest (default `max(M, N) * eps`).
-pub fn matrix_rank(x: &Array, rtol: Option<f64>) -> Result<Array> {
-    if x.ndim() < 2 {
-        return Err(Error::invalid_argument(
-            "matrix_rank",
-            format!("needs a stack of matrices, got shape {:?}", x.shape()),
-        ));
-    }
+/// the largest (default `max(M, N) * eps`; an array gives one cutoff per
+/// matrix).
+pub fn matrix_rank<'a>(x: &Array, rtol: impl Into<Rtol<'a>>) -> Result<Array> {
+    let cutoff = cutoff("matrix_rank", x, rtol.into())?;
     let s = svdvals(x)?;
-    crate::count_nonzero(&significant(&s, rtol.unwrap_or_else(|| default_rtol(x)))?, -1, false)
+    crate::count_nonzero(&significant(&s, &cutoff)?, -1, false)
 }

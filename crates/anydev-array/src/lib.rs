@@ -71,7 +71,7 @@ pub use dispatch::{Arg, IntoArg};
 pub use element::Element;
 pub use elementwise::*;
 pub use factorize::{
-    cholesky, det, eig, eigh, eigvals, eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals,
+    cholesky, det, eig, eigh, eigvals, eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals, Rtol,
 };
 pub use foreign::follow_platform_stream;
 pub use format::{EDGE_ITEMS, SUMMARY_THRESHOLD};

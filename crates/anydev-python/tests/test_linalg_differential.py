@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import anydev as xp
-from conftest import host, hypothesis_settings, needs_dtype
+from conftest import DEVICES, host, hypothesis_settings, needs_dtype, run_or_skip
 
 la = xp.linalg
 SETTINGS = hypothesis_settings(12)
@@ -184,3 +184,147 @@ def test_factorizations_at_extreme_scales(device, a, k):
         sym = a + np.swapaxes(a, -1, -2)
         w = host(run(device, la.eigvalsh, np.ldexp(sym, k)))
         same(np.ldexp(w, -k), np.linalg.eigvalsh(sym), size_of(sym))
+
+
+# Mixed dtypes: the standard promotes the operands of the two-operand
+# functions; mixing real and complex floats gives complex.
+PAIRS = [
+    ("float32", "float64"),
+    ("float64", "float32"),
+    ("float32", "complex64"),
+    ("complex64", "float64"),
+    ("float64", "complex128"),
+]
+
+
+def promoted_tol(dtype):
+    return 1e-4 if dtype.itemsize == 4 or dtype == np.complex64 else 1e-10
+
+
+def both_on(device, d1, d2):
+    """Skips unless ``device`` holds both dtypes (and so their promotion)."""
+    t1, t2 = getattr(xp, d1), getattr(xp, d2)
+    needs_dtype(device, t1, t2, xp.result_type(t1, t2))
+    return t1, t2, np.result_type(d1, d2)
+
+
+@pytest.mark.parametrize("d1,d2", PAIRS)
+def test_solve_promotes_mixed_dtypes(device, d1, d2):
+    t1, t2, expected = both_on(device, d1, d2)
+    rng = np.random.default_rng(7)
+    a = (rng.uniform(-1, 1, (2, 3, 3)) + 4 * np.eye(3)).astype(d1)
+    x1 = xp.asarray(a, device=device)
+    for b in (rng.uniform(-1, 1, (3, 2)).astype(d2), rng.uniform(-1, 1, (3,)).astype(d2)):
+        got = run_or_skip(xp.linalg.solve, x1, xp.asarray(b, device=device))
+        assert got.dtype == xp.result_type(t1, t2)
+        assert str(got.dtype) == expected.name
+        wide = b.astype(expected)
+        want = np.linalg.solve(a.astype(expected), wide[:, None] if b.ndim == 1 else wide)
+        want = want[..., 0] if b.ndim == 1 else want
+        np.testing.assert_allclose(host(got), want, rtol=promoted_tol(expected), atol=promoted_tol(expected))
+
+
+@pytest.mark.parametrize("d1,d2", PAIRS)
+def test_two_operand_functions_promote(device, d1, d2):
+    t1, t2, expected = both_on(device, d1, d2)
+    rng = np.random.default_rng(8)
+    a, b = rng.uniform(-2, 2, (2, 3)).astype(d1), rng.uniform(-2, 2, (2, 3)).astype(d2)
+    x1, x2 = xp.asarray(a, device=device), xp.asarray(b, device=device)
+    wide = (a.astype(expected), b.astype(expected))
+    cases = [
+        (xp.matmul, (x1, xp.matrix_transpose(x2)), {}, wide[0] @ wide[1].T),
+        (xp.linalg.matmul, (x1, xp.matrix_transpose(x2)), {}, wide[0] @ wide[1].T),
+        (xp.vecdot, (x1, x2), {}, np.sum(np.conj(wide[0]) * wide[1], axis=-1)),
+        (xp.linalg.vecdot, (x1, x2), {}, np.sum(np.conj(wide[0]) * wide[1], axis=-1)),
+        (xp.tensordot, (x1, x2), {"axes": ([1], [1])}, np.tensordot(*wide, axes=([1], [1]))),
+        (xp.linalg.tensordot, (x1, xp.matrix_transpose(x2)), {"axes": 1}, np.tensordot(wide[0], wide[1].T, axes=1)),
+        (xp.linalg.cross, (x1, x2), {}, np.cross(*wide)),
+        (xp.linalg.outer, (x1[0, ...], x2[1, ...]), {}, np.outer(wide[0][0], wide[1][1])),
+    ]
+    for fn, args, kwargs, want in cases:
+        got = run_or_skip(fn, *args, **kwargs)
+        assert str(got.dtype) == expected.name, fn
+        tol = promoted_tol(expected)
+        np.testing.assert_allclose(host(got), want, rtol=tol, atol=tol, err_msg=str(fn))
+
+
+def with_singular_values(batch, s, seed):
+    """Float64 matrices of shape ``batch + (m, n)`` with exactly the
+    singular values ``s`` (descending, one row per matrix of the batch)."""
+    rng = np.random.default_rng(seed)
+    m, n = 4, 3
+    out = np.empty(batch + (m, n))
+    for index in np.ndindex(*batch):
+        u, _ = np.linalg.qr(rng.normal(size=(m, m)))
+        v, _ = np.linalg.qr(rng.normal(size=(n, n)))
+        out[index] = (u[:, :n] * s) @ v.T
+    return out
+
+
+# Singular values 8, 2, 0.5: relative cutoffs between them (0.1, 0.5) and
+# above them all (2) are far from any tie.
+SINGULAR = np.array([8.0, 2.0, 0.5])
+RTOLS = [
+    ((2,), [0.01, 0.1]),
+    ((2, 3), [[0.01], [0.5]]),
+    ((2, 3), [0.1, 2.0, 0.01]),
+    ((2, 3), 0.1),
+    ((2, 3), [[0.5, 0.1, 0.01]]),
+    ((3,), [0.5]),
+    ((), 0.5),
+]
+
+
+@pytest.mark.parametrize("batch,rtol", RTOLS)
+def test_pinv_and_matrix_rank_take_an_array_rtol(device, batch, rtol):
+    a = with_singular_values(batch, SINGULAR, seed=len(batch))
+    r = np.asarray(rtol, dtype=np.float64)
+    needs_dtype(device, xp.float64)
+    x = xp.asarray(a, device=device)
+    rank = run_or_skip(xp.linalg.matrix_rank, x, rtol=xp.asarray(r, device=device))
+    assert rank.shape == batch
+    np.testing.assert_array_equal(host(rank), np.linalg.matrix_rank(a, rtol=r))
+    got = run_or_skip(xp.linalg.pinv, x, rtol=xp.asarray(r, device=device))
+    assert got.shape == batch + (3, 4)
+    np.testing.assert_allclose(host(got), np.linalg.pinv(a, rcond=np.broadcast_to(r, batch)), rtol=1e-9, atol=1e-9)
+    # A float32 rtol serves float64 matrices too.
+    rank32 = run_or_skip(xp.linalg.matrix_rank, x, rtol=xp.asarray(r, dtype=xp.float32, device=device))
+    np.testing.assert_array_equal(host(rank32), np.linalg.matrix_rank(a, rtol=r))
+
+
+def test_array_rtol_of_float32_matrices(device):
+    a = with_singular_values((2,), SINGULAR, seed=3).astype(np.float32)
+    r = np.asarray([0.1, 0.5], dtype=np.float32)
+    x = xp.asarray(a, device=device)
+    rank = run_or_skip(xp.linalg.matrix_rank, x, rtol=xp.asarray(r, device=device))
+    np.testing.assert_array_equal(host(rank), [2, 1])
+    got = run_or_skip(xp.linalg.pinv, x, rtol=xp.asarray(r, device=device))
+    assert got.dtype == xp.float32
+    np.testing.assert_allclose(host(got), np.linalg.pinv(a.astype(np.float64), rcond=r), rtol=1e-4, atol=1e-4)
+    # Python floats and the default are as before.
+    np.testing.assert_array_equal(host(run_or_skip(xp.linalg.matrix_rank, x, rtol=0.1)), [2, 2])
+    np.testing.assert_array_equal(host(run_or_skip(xp.linalg.matrix_rank, x)), [3, 3])
+
+
+def test_rtol_that_does_not_broadcast_is_a_value_error(device):
+    x = xp.ones((2, 3, 3), device=device)
+    for shape in [(3,), (2, 2), (1, 2), (1, 2, 1)]:
+        rtol = xp.full(shape, 0.1, device=device)
+        for fn in (xp.linalg.pinv, xp.linalg.matrix_rank):
+            with pytest.raises(ValueError, match="rtol must broadcast to x's stack shape"):
+                fn(x, rtol=rtol)
+    # An integer array is not an rtol.
+    with pytest.raises(TypeError, match="real floating-point"):
+        xp.linalg.matrix_rank(x, rtol=xp.asarray([1, 2], device=device))
+
+
+def test_rtol_on_another_device_is_a_device_mismatch(device):
+    others = [d for d in DEVICES if d != device]
+    if not others:
+        pytest.skip("needs 2 devices")
+    x = xp.ones((2, 3, 3), device=device)
+    rtol = xp.asarray([0.1, 0.2], device=others[0])
+    for fn in (xp.linalg.pinv, xp.linalg.matrix_rank):
+        with pytest.raises(ValueError) as e:
+            fn(x, rtol=rtol)
+        assert str(device) in str(e.value) and str(others[0]) in str(e.value)

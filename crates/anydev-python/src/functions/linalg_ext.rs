@@ -153,18 +153,46 @@ fn qr(py: Python<'_>, x: &Bound<'_, PyAny>, mode: &str) -> PyResult<(PyArray, Py
     compute(py, || anydev::qr(&x, complete)).map(pair)
 }
 
-#[pyfunction]
-#[pyo3(signature = (x, /, *, rtol = None))]
-fn pinv(py: Python<'_>, x: &Bound<'_, PyAny>, rtol: Option<f64>) -> PyResult<PyArray> {
-    let x = array_arg(x)?;
-    compute(py, || anydev::pinv(&x, rtol)).map(PyArray::from)
+/// `pinv`'s and `matrix_rank`'s `rtol`: absent, a Python number, or an
+/// array (one cutoff per matrix).
+enum RtolArg {
+    Default,
+    Value(f64),
+    Array(anydev::Array),
+}
+
+impl RtolArg {
+    fn new(rtol: Option<&Bound<'_, PyAny>>) -> PyResult<RtolArg> {
+        let Some(rtol) = rtol else {
+            return Ok(RtolArg::Default);
+        };
+        match rtol.cast::<PyArray>() {
+            Ok(a) => Ok(RtolArg::Array(a.get().inner.clone())),
+            Err(_) => Ok(RtolArg::Value(rtol.extract()?)),
+        }
+    }
+
+    fn get(&self) -> anydev::Rtol<'_> {
+        match self {
+            RtolArg::Default => anydev::Rtol::Default,
+            RtolArg::Value(v) => anydev::Rtol::Value(*v),
+            RtolArg::Array(a) => anydev::Rtol::Array(a),
+        }
+    }
 }
 
 #[pyfunction]
 #[pyo3(signature = (x, /, *, rtol = None))]
-fn matrix_rank(py: Python<'_>, x: &Bound<'_, PyAny>, rtol: Option<f64>) -> PyResult<PyArray> {
-    let x = array_arg(x)?;
-    compute(py, || anydev::matrix_rank(&x, rtol)).map(PyArray::from)
+fn pinv(py: Python<'_>, x: &Bound<'_, PyAny>, rtol: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+    let (x, rtol) = (array_arg(x)?, RtolArg::new(rtol)?);
+    compute(py, || anydev::pinv(&x, rtol.get())).map(PyArray::from)
+}
+
+#[pyfunction]
+#[pyo3(signature = (x, /, *, rtol = None))]
+fn matrix_rank(py: Python<'_>, x: &Bound<'_, PyAny>, rtol: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+    let (x, rtol) = (array_arg(x)?, RtolArg::new(rtol)?);
+    compute(py, || anydev::matrix_rank(&x, rtol.get())).map(PyArray::from)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

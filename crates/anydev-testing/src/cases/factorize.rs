@@ -183,6 +183,49 @@ fn properties_hold(ctx: &CaseCtx) -> Result<(), Failure> {
         ],
         0.0,
     )?;
+    // An array rtol: one cutoff per matrix, broadcast over the stack.
+    // g's singular values are about 4.59 and 3.19 (ratio 0.69).
+    let pair = ad::stack(&[&g, &g], 0)?;
+    let rtols = r::array(&[0.5, 0.9], &[2], dtype, dev)?;
+    let ranks = ad::matrix_rank(&pair, &rtols)?.to_f64_vec()?;
+    near("matrix_rank, rtol per matrix", &[2.0, 1.0], &ranks, 0.0)?;
+    let one_rtol = r::array(&[0.9], &[1], dtype, dev)?;
+    let ranks = ad::matrix_rank(&pair, &one_rtol)?.to_f64_vec()?;
+    near("matrix_rank, rtol broadcast", &[1.0, 1.0], &ranks, 0.0)?;
+    let per_matrix = ad::pinv(&pair, &rtols)?.to_f64_vec()?;
+    let each = [ad::pinv(&g, 0.5)?.to_f64_vec()?, ad::pinv(&g, 0.9)?.to_f64_vec()?].concat();
+    near("pinv, rtol per matrix", &each, &per_matrix, tol)?;
+    let three = r::array(&[0.1, 0.2, 0.3], &[3], dtype, dev)?;
+    check(
+        matches!(ad::pinv(&pair, &three), Err(Error::ShapeMismatch { .. })),
+        "pinv with an rtol of 3 for a stack of 2",
+        "ShapeMismatch",
+        "another result",
+    )?;
+    let int_rtol = r::array(&[1.0, 1.0], &[2], DType::I32, dev)?;
+    check(
+        matches!(ad::matrix_rank(&pair, &int_rtol), Err(Error::InvalidDType { .. })),
+        "matrix_rank with an integer rtol",
+        "InvalidDType",
+        "another result",
+    )?;
+    // solve promotes its operands: f64 with f32 solves in f64.
+    if dtype == DType::F64 {
+        let narrow_b = r::array(&b, &[3], DType::F32, dev)?;
+        let narrow_x = x.astype(DType::F32)?;
+        for solved in [
+            ad::solve(&x, &narrow_b)?,
+            ad::solve(&narrow_x, &r::array(&b, &[3], dtype, dev)?)?,
+        ] {
+            check_eq("solve of f64 and f32", DType::F64, solved.dtype())?;
+            near(
+                "x solve(x, b) = b, mixed",
+                &b,
+                &mm(&spd, &solved.to_f64_vec()?, 3, 3, 1),
+                1e-6,
+            )?;
+        }
+    }
     // Bad input is an error before or instead of a wrong number.
     let singular = r::array(&[1.0, 2.0, 2.0, 4.0], &[2, 2], dtype, dev)?;
     let refusals: [(&str, anydev_core::Result<Array>); 4] = [
@@ -262,6 +305,16 @@ fn complex_properties_hold(ctx: &CaseCtx) -> Result<(), Failure> {
     let b = [c(1.0, -1.0), c(-2.0, 0.5), c(0.0, 3.0)];
     let solved = values(&ad::solve(&x, &carr(&b, &[3], dtype, dev)?)?)?;
     near_c("x solve(x, b) = b", &b, &mm(&hpd, &solved, 3, 3, 1))?;
+    // A real matrix with a complex right-hand side solves in complex.
+    let real_x = r::array(&[4.0, 1.0, 0.0, 1.0, 5.0, 1.0, 0.0, 1.0, 3.0], &[3, 3], real, dev)?;
+    let solved = ad::solve(&real_x, &carr(&b, &[3], dtype, dev)?)?;
+    check_eq("solve of a real and a complex array", dtype, solved.dtype())?;
+    let real_c: Vec<C> = real_x.to_f64_vec()?.into_iter().map(C::from).collect();
+    near_c(
+        "x solve(x, b) = b, x real",
+        &b,
+        &mm(&real_c, &values(&solved)?, 3, 3, 1),
+    )?;
     // A general square matrix: its determinant, sign and log magnitude.
     let square = [
         c(1.0, 1.0),
