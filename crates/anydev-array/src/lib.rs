@@ -86,8 +86,8 @@ pub use reduce::{
     all, any, argmax, argmin, count_nonzero, cumulative_prod, cumulative_sum, logsumexp, max, mean, min, prod, std,
     sum, var,
 };
-pub use search::{argsort, nonzero, searchsorted, sort, take, take_along_axis, unique_values, Order, Side};
-pub use sets::{isin, unique_all, unique_counts, unique_inverse, Unique};
+pub use search::{argsort, nonzero, searchsorted, sort, take, take_along_axis, Order, Side};
+pub use sets::{isin, unique_all, unique_counts, unique_inverse, unique_values, Unique};
 pub use slice::SliceArg;
 pub use view::{Axes, ALL};
 

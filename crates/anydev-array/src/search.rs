@@ -1,5 +1,5 @@
 //! Sorting and searching: `sort`, `argsort`, `searchsorted`, `take`,
-//! `take_along_axis`, `nonzero`, `unique_values`.
+//! `take_along_axis`, `nonzero`.
 
 use crate::array::Array;
 use crate::dispatch::{alloc, execute, same_device};
@@ -246,22 +246,6 @@ pub fn nonzero(x: &Array) -> Result<Vec<Array>> {
     (0..x.ndim() as isize)
         .map(|d| out.slice(&[SliceArg::FULL, SliceArg::Index(d)]))
         .collect()
-}
-
-/// The distinct values of `x`, sorted, as a 1-D array. Every NaN counts as
-/// distinct (NaN != NaN), as the standard specifies.
-pub fn unique_values(x: &Array) -> Result<Array> {
-    let sorted = sort(&x.flatten()?, 0, Order::Ascending)?;
-    let n = sorted.size() as isize;
-    if n <= 1 {
-        return Ok(sorted);
-    }
-    let later = sorted.slice(&along(0, 1, SliceArg::from(1..)))?;
-    let earlier = sorted.slice(&along(0, 1, SliceArg::from(..n - 1)))?;
-    let first = crate::creation::filled(x.ctx(), DType::Bool, &[1], anydev_core::Scalar::Bool(true))?;
-    let keep = crate::concat(&[&first, &later.not_equal(&earlier)?], Some(0))?;
-    let positions = nonzero(&keep)?.remove(0);
-    take_checked(&sorted, &positions.as_contiguous()?, 0)
 }
 
 impl Array {

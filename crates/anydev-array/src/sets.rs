@@ -1,9 +1,11 @@
-//! Set functions: `unique_all`, `unique_counts`, `unique_inverse` and
-//! `isin`, composed from a stable sort, comparisons, scans and gathers, so
-//! every device that has those runs them, and nothing is moved to the host.
+//! Set functions: `unique_values`, `unique_all`, `unique_counts`,
+//! `unique_inverse` and `isin`, composed from a stable sort, comparisons,
+//! scans and gathers, so every device that has those runs them, and
+//! nothing is moved to the host.
 //!
 //! As in the standard, every NaN is a distinct value (NaN != NaN), and
-//! `-0.0` and `0.0` are one value.
+//! `-0.0` and `0.0` are one value. A complex value with a NaN component
+//! is a NaN.
 
 use crate::array::Array;
 use crate::creation::filled;
@@ -27,6 +29,53 @@ pub struct Unique {
     pub counts: Array,
 }
 
+/// The permutation (`i64`) that sorts 1-D `x` stably in ascending order.
+///
+/// Complex numbers have no sort op (the standard leaves their order
+/// undefined), so they are ordered as NumPy orders them: numbers first,
+/// then those with a NaN imaginary part, a NaN real part, and both, each
+/// group by real then imaginary part. Stable argsorts compose this from
+/// the least significant key up, on any device that sorts real floats.
+fn ascending(x: &Array) -> Result<Array> {
+    if !x.dtype().is_complex() {
+        return argsort(x, 0, Order::Ascending);
+    }
+    let then_by = |key: &Array, order: Array| {
+        let within = argsort(&take_checked(key, &order, 0)?, 0, Order::Ascending)?;
+        take_checked(&order, &within, 0)
+    };
+    let (re, im) = (x.real()?, x.imag()?);
+    let is_nan = |part: &Array| part.isnan()?.astype(DType::I64);
+    let nan_kind = is_nan(&re)?.multiply(2)?.add(&is_nan(&im)?)?;
+    let order = then_by(&re, argsort(&im, 0, Order::Ascending)?)?;
+    then_by(&nan_kind, order)
+}
+
+/// Whether each element of 1-D `sorted` differs from the one before it
+/// (the first always does): the starts of its runs of equal values.
+fn run_starts(sorted: &Array) -> Result<Array> {
+    let n = sorted.size();
+    if n <= 1 {
+        return filled(sorted.ctx(), DType::Bool, &[n], Scalar::Bool(true));
+    }
+    let later = sorted.slice(&along(0, 1, SliceArg::from(1..)))?;
+    let earlier = sorted.slice(&along(0, 1, SliceArg::from(..n as isize - 1)))?;
+    let first = filled(sorted.ctx(), DType::Bool, &[1], Scalar::Bool(true))?;
+    crate::concat(&[&first, &later.not_equal(&earlier)?], Some(0))
+}
+
+/// The distinct values of `x`, sorted, as a 1-D array.
+pub fn unique_values(x: &Array) -> Result<Array> {
+    let flat = x.flatten()?;
+    let sorted = if flat.dtype().is_complex() {
+        take_checked(&flat, &ascending(&flat)?, 0)?
+    } else {
+        sort(&flat, 0, Order::Ascending)?
+    };
+    let starts = nonzero(&run_starts(&sorted)?)?.remove(0);
+    take_checked(&sorted, &starts.as_contiguous()?, 0)
+}
+
 /// The distinct values of `x` with first indices, inverse indices and
 /// counts (the standard's `unique_all`).
 pub fn unique_all(x: &Array) -> Result<Unique> {
@@ -34,16 +83,9 @@ pub fn unique_all(x: &Array) -> Result<Unique> {
     let n = flat.size();
     // A stable sort keeps equal values in input order, so the first of
     // each run is its first occurrence.
-    let order = argsort(&flat, 0, Order::Ascending)?;
+    let order = ascending(&flat)?;
     let sorted = take_checked(&flat, &order, 0)?;
-    let starts_run = if n <= 1 {
-        filled(x.ctx(), DType::Bool, &[n], Scalar::Bool(true))?
-    } else {
-        let later = sorted.slice(&along(0, 1, SliceArg::from(1..)))?;
-        let earlier = sorted.slice(&along(0, 1, SliceArg::from(..n as isize - 1)))?;
-        let first = filled(x.ctx(), DType::Bool, &[1], Scalar::Bool(true))?;
-        crate::concat(&[&first, &later.not_equal(&earlier)?], Some(0))?
-    };
+    let starts_run = run_starts(&sorted)?;
     let starts = nonzero(&starts_run)?.remove(0).as_contiguous()?;
     let end = filled(x.ctx(), DType::I64, &[1], Scalar::I64(n as i64))?;
     let bounds = crate::concat(&[&starts, &end], Some(0))?;

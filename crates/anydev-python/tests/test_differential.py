@@ -10,7 +10,7 @@ import warnings
 import array_api_strict as xs
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -249,9 +249,10 @@ def test_linspace(device, start, stop, num, endpoint):
 
 
 # Few distinct values, so that they repeat; NaNs are each their own value.
+repeating_shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
 repeating = hnp.arrays(
     "float64",
-    hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5),
+    repeating_shapes,
     elements=st.sampled_from([np.nan, -0.0, 0.0, 1.0, -1.0, 2.5, np.inf, -np.inf]),
 )
 
@@ -259,6 +260,29 @@ repeating = hnp.arrays(
 @SETTINGS
 @given(a=repeating | hnp.arrays("int64", shapes, elements=st.integers(-3, 3)))
 def test_unique_functions(device, a):
+    check_unique(device, a)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_unique_functions_complex(device, dtype):
+    """Complex values in NumPy's order: by real then imaginary part, those
+    with a NaN component (each its own value) last."""
+    needs_dtype(device, getattr(xp, dtype))
+    part = st.sampled_from([np.nan, -0.0, 0.0, 1.0, -1.0, np.inf])
+    nan = complex(np.nan, 1.0)
+
+    @SETTINGS
+    @given(a=hnp.arrays(dtype, repeating_shapes, elements=st.builds(complex, part, part)))
+    @example(a=np.array(nan, dtype))
+    @example(a=np.zeros((2, 0), dtype))
+    @example(a=np.array([1j, -0.0, 0j, nan, 1 + 1j, complex(1, np.nan), 1j, -1, nan], dtype))
+    def check(a):
+        check_unique(device, a)
+
+    check()
+
+
+def check_unique(device, a):
     """The values as array-api-strict's (sorted, each NaN its own value),
     and the indices, inverse and counts that the standard defines for them.
     Which NaN comes where is unspecified, so those are checked as sets."""
@@ -272,7 +296,7 @@ def test_unique_functions(device, a):
     np.testing.assert_array_equal(values, expected, strict=True)
     np.testing.assert_array_equal(host(xp.unique_counts(x).counts), counts)
     np.testing.assert_array_equal(host(xp.unique_inverse(x).inverse_indices), inverse)
-    nan = np.isnan(values) if values.dtype.kind == "f" else np.zeros(values.shape, bool)
+    nan = np.isnan(values) if values.dtype.kind in "fc" else np.zeros(values.shape, bool)
     known = values[~nan]
     np.testing.assert_array_equal(indices[~nan], [np.flatnonzero(flat == v)[0] for v in known])
     np.testing.assert_array_equal(counts[~nan], [np.count_nonzero(flat == v) for v in known])

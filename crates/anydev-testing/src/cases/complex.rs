@@ -57,7 +57,7 @@ fn rounded(values: &[C], dtype: DType) -> Vec<C> {
 
 /// Every element of `got` within `tol(dtype)` of `want`, relative to
 /// `|want|` (NaN components must match NaN).
-fn near(what: &str, dtype: DType, want: &[C], got: &Array) -> Result<(), Failure> {
+pub(crate) fn near(what: &str, dtype: DType, want: &[C], got: &Array) -> Result<(), Failure> {
     let got = got.to_c128_vec()?;
     check(
         got.len() == want.len(),

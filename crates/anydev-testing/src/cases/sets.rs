@@ -1,36 +1,55 @@
 //! The standard's set and indexing helpers composed in the array layer
 //! (`unique_all` and its two narrower forms, `isin`, `diff`,
 //! `take_along_axis`, `count_nonzero`, `unstack`), against references
-//! computed here by plain loops.
+//! computed here by plain loops. `unique_all` runs on complex input too,
+//! ordered as NumPy orders it.
 
+use super::complex::{carr, near};
 use crate::case::{check_eq, expect_err, Case, CaseCtx, Failure, Need};
 use crate::reference::{self as r, check_array};
 use anydev_array::{self as ad, Array};
-use anydev_core::ops::{BinaryOp, OpCode, ReduceOp, ScanOp};
+use anydev_core::ops::{BinaryOp, OpCode, ReduceOp, ScanOp, UnaryOp};
 use anydev_core::{DType, Error};
+use num_complex::Complex64 as C;
 use std::cmp::Ordering;
 
 const DTYPES: &[DType] = &[DType::F32, DType::F64, DType::I32, DType::U8];
 
+/// What `unique_all` dispatches besides sorting and gathering values: run
+/// starts, their positions, counts and the inverse permutation.
+fn unique_needs(case: Case) -> Case {
+    let i64_op = |op| Need::Op(op, Some(DType::I64));
+    case.op(OpCode::Take)
+        .op(OpCode::Binary(BinaryOp::NotEqual))
+        .needs(Need::Op(OpCode::Nonzero, Some(DType::Bool)))
+        .needs(i64_op(OpCode::Scan(ScanOp::CumulativeSum)))
+        .needs(i64_op(OpCode::Binary(BinaryOp::Subtract)))
+        .needs(i64_op(OpCode::Argsort))
+        .needs(i64_op(OpCode::Reduce(ReduceOp::Sum)))
+        .needs(i64_op(OpCode::Copy))
+        .needs(i64_op(OpCode::Fill))
+        .needs(i64_op(OpCode::Take))
+        .needs(Need::Op(OpCode::Cast, Some(DType::Bool)))
+        .needs(Need::Op(OpCode::Copy, Some(DType::Bool)))
+        .needs(Need::Op(OpCode::Fill, Some(DType::Bool)))
+}
+
 pub fn cases() -> Vec<Case> {
     let i64_op = |op| Need::Op(op, Some(DType::I64));
-    vec![
-        Case::new("sets::unique_all", unique_all)
-            .dtypes(DTYPES)
-            .op(OpCode::Argsort)
-            .op(OpCode::Take)
-            .op(OpCode::Binary(BinaryOp::NotEqual))
-            .needs(Need::Op(OpCode::Nonzero, Some(DType::Bool)))
-            .needs(i64_op(OpCode::Scan(ScanOp::CumulativeSum)))
-            .needs(i64_op(OpCode::Binary(BinaryOp::Subtract)))
-            .needs(i64_op(OpCode::Argsort))
-            .needs(i64_op(OpCode::Reduce(ReduceOp::Sum)))
-            .needs(i64_op(OpCode::Copy))
-            .needs(i64_op(OpCode::Fill))
-            .needs(i64_op(OpCode::Take))
-            .needs(Need::Op(OpCode::Cast, Some(DType::Bool)))
-            .needs(Need::Op(OpCode::Copy, Some(DType::Bool)))
-            .needs(Need::Op(OpCode::Fill, Some(DType::Bool))),
+    // Complex values are sorted by their components, in the real dtype.
+    let complex = [DType::C64, DType::C128].map(|dt| {
+        unique_needs(Case::new("sets::unique_all_complex", unique_all_complex).dtypes(&[dt]))
+            .op(OpCode::Unary(UnaryOp::Real))
+            .op(OpCode::Unary(UnaryOp::Imag))
+            .ops_for(
+                dt.real_dtype(),
+                &[OpCode::Argsort, OpCode::Take, OpCode::Unary(UnaryOp::IsNan)],
+            )
+            .needs(i64_op(OpCode::Binary(BinaryOp::Multiply)))
+            .needs(i64_op(OpCode::Binary(BinaryOp::Add)))
+    });
+    let mut cases = vec![
+        unique_needs(Case::new("sets::unique_all", unique_all).dtypes(DTYPES)).op(OpCode::Argsort),
         Case::new("sets::isin", isin)
             .dtypes(DTYPES)
             .op(OpCode::Sort)
@@ -57,7 +76,9 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Copy)
             .needs(i64_op(OpCode::Reduce(ReduceOp::Sum)))
             .needs(Need::Op(OpCode::Cast, Some(DType::Bool))),
-    ]
+    ];
+    cases.extend(complex);
+    cases
 }
 
 /// Test values for `dtype`: repeats, both zeros and (floats) two NaNs.
@@ -69,14 +90,32 @@ fn values(dtype: DType) -> Vec<f64> {
     }
 }
 
-/// Distinct values (every NaN its own), first indices, inverse indices
-/// and counts, by sorting positions and grouping equal neighbours.
-fn unique_reference(v: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_by(|&a, &b| match (v[a].is_nan(), v[b].is_nan()) {
-        (false, false) => v[a].partial_cmp(&v[b]).unwrap_or(Ordering::Equal),
+/// The standard's order: NaN after every number, NaNs alike.
+fn nan_last(a: &f64, b: &f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (false, false) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
         (x, y) => x.cmp(&y),
-    });
+    }
+}
+
+/// NumPy's order of complex numbers: numbers, then those with a NaN
+/// imaginary part, a NaN real part, both; each by real then imaginary part.
+fn complex_order(a: &C, b: &C) -> Ordering {
+    let nans = |z: &C| (z.re.is_nan(), z.im.is_nan());
+    nans(a)
+        .cmp(&nans(b))
+        .then(nan_last(&a.re, &b.re))
+        .then(nan_last(&a.im, &b.im))
+}
+
+/// Distinct values (every NaN its own), first indices, inverse indices
+/// and counts, by sorting positions stably and grouping equal neighbours.
+fn unique_reference<T: Copy + PartialEq>(
+    v: &[T],
+    order_of: fn(&T, &T) -> Ordering,
+) -> (Vec<T>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| order_of(&v[a], &v[b]));
     let (mut values, mut first, mut counts) = (Vec::new(), Vec::new(), Vec::new());
     let mut inverse = vec![0.0; v.len()];
     for (k, &i) in order.iter().enumerate() {
@@ -94,7 +133,7 @@ fn unique_reference(v: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
 fn unique_all(ctx: &CaseCtx) -> Result<(), Failure> {
     let v = values(ctx.dtype());
     let x = r::array(&v, &[3, 4], ctx.dtype(), ctx.device)?;
-    let (values, first, inverse, counts) = unique_reference(&v);
+    let (values, first, inverse, counts) = unique_reference(&v, nan_last);
     let u = ad::unique_all(&x)?;
     check_array("unique_all values", &[values.len()], &values, &u.values)?;
     check_array("unique_all indices", &[first.len()], &first, &u.indices)?;
@@ -112,6 +151,45 @@ fn unique_all(ctx: &CaseCtx) -> Result<(), Failure> {
     let one = ad::unique_all(&r::array(&[5.0], &[1, 1], ctx.dtype(), ctx.device)?)?;
     check_array("unique_all of one: counts", &[1], &[1.0], &one.counts)?;
     check_array("unique_all of one: inverse", &[1, 1], &[0.0], &one.inverse_indices)
+}
+
+fn unique_all_complex(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (dtype, dev) = (ctx.dtype(), ctx.device);
+    let c = C::new;
+    let nan = f64::NAN;
+    // Repeats, both signs of zero (a `-0.0` real part must not sort below
+    // `0.0`), real parts that outrank imaginary ones, and NaN components.
+    let v = [
+        c(1.0, 1.0),
+        c(0.0, 2.0),
+        c(1.0, nan),
+        c(nan, 0.0),
+        c(1.0, 1.0),
+        c(-0.0, 3.0),
+        c(0.0, -0.0),
+        c(nan, nan),
+        c(2.0, -1.0),
+        c(-0.0, 0.0),
+        c(0.0, 2.0),
+        c(nan, -4.0),
+    ];
+    let x = carr(&v, &[3, 4], dtype, dev)?;
+    let (values, first, inverse, counts) = unique_reference(&v, complex_order);
+    let u = ad::unique_all(&x)?;
+    near("unique_all values", dtype, &values, &u.values)?;
+    check_array("unique_all indices", &[first.len()], &first, &u.indices)?;
+    check_array("unique_all inverse_indices", &[3, 4], &inverse, &u.inverse_indices)?;
+    check_array("unique_all counts", &[counts.len()], &counts, &u.counts)?;
+    near("unique_values", dtype, &values, &ad::unique_values(&x)?)?;
+    let (_, counts_only) = ad::unique_counts(&x)?;
+    check_array("unique_counts counts", &[counts.len()], &counts, &counts_only)?;
+    let (_, inverse_only) = ad::unique_inverse(&x)?;
+    check_array("unique_inverse", &[3, 4], &inverse, &inverse_only)?;
+    let empty = ad::unique_all(&carr(&[], &[0], dtype, dev)?)?;
+    check_eq("unique_all of nothing", 0, empty.values.size() + empty.counts.size())?;
+    let scalar = ad::unique_all(&carr(&[c(nan, 1.0)], &[], dtype, dev)?)?;
+    near("unique_all of 0-d: values", dtype, &[c(nan, 1.0)], &scalar.values)?;
+    check_array("unique_all of 0-d: inverse", &[], &[0.0], &scalar.inverse_indices)
 }
 
 fn isin(ctx: &CaseCtx) -> Result<(), Failure> {
