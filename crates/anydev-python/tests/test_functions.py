@@ -402,6 +402,23 @@ def test_sets_and_take_along_axis(device):
     np.testing.assert_array_equal(host(xp.take_along_axis(y, order, axis=1)), np.sort(m, axis=1))
 
 
+def test_isin_with_a_python_scalar(device):
+    # The standard's isin takes a Python int on either side (at least one
+    # array): a scalar x1 gives a 0-d result.
+    a = np.array([[3, 1], [2, 3]])
+    x = xp.asarray(a, device=device)
+    for value in [3, 7, 2**70, 2.0, 2.5]:
+        for invert in [False, True]:
+            got = xp.isin(x, value, invert=invert)
+            assert got.device == device
+            np.testing.assert_array_equal(host(got), np.isin(a, value, invert=invert), strict=True)
+            got = xp.isin(value, x, invert=invert)
+            assert got.shape == () and got.device == device
+            np.testing.assert_array_equal(host(got), np.isin(value, a, invert=invert), strict=True)
+    with pytest.raises(ValueError, match="at least one array"):
+        xp.isin(1, 2)
+
+
 def test_linalg_extension(device):
     a = np.arange(1.0, 10.0).reshape(3, 3)
     x = xp.asarray(a, device=device)

@@ -3,14 +3,37 @@
 
 use crate::array::PyArray;
 use crate::errors::compute;
-use crate::operand::array_arg;
+use crate::operand::{array_arg, required_operand, Operand};
+use anydev::Axes;
 use pyo3::prelude::*;
 
+/// `isin(x1, x2)`: either side may be a Python scalar (the standard's
+/// `Union[array, int]`). Against a scalar, membership is equality, with
+/// `==`'s promotion (NEP 50; an integer outside the array's dtype is
+/// simply absent); a scalar `x1` gives a 0-d result.
 #[pyfunction]
 #[pyo3(signature = (x1, x2, /, *, invert = false))]
 fn isin(py: Python<'_>, x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>, invert: bool) -> PyResult<PyArray> {
-    let (x1, x2) = (array_arg(x1)?, array_arg(x2)?);
-    compute(py, || anydev::isin(&x1, &x2, invert)).map(PyArray::from)
+    let (x1, x2) = (required_operand(x1)?, required_operand(x2)?);
+    compute(py, || {
+        let found = match (x1, x2) {
+            (Operand::Array(a), Operand::Array(b)) => return anydev::isin(a, b, invert),
+            (Operand::Array(a), Operand::Scalar(w)) => anydev::equal(a, w)?,
+            (Operand::Scalar(w), Operand::Array(b)) => anydev::any(&anydev::equal(b, w)?, Axes::All, false)?,
+            (Operand::Scalar(_), Operand::Scalar(_)) => {
+                return Err(anydev::Error::invalid_argument(
+                    "isin",
+                    "needs at least one array; both x1 and x2 are Python scalars",
+                ))
+            }
+        };
+        if invert {
+            anydev::logical_not(&found)
+        } else {
+            Ok(found)
+        }
+    })
+    .map(PyArray::from)
 }
 
 /// (values, indices, inverse_indices, counts).
