@@ -36,9 +36,10 @@ fn unique_needs(case: Case) -> Case {
 
 pub fn cases() -> Vec<Case> {
     let i64_op = |op| Need::Op(op, Some(DType::I64));
-    // Complex values are sorted by their components, in the real dtype.
+    // Complex values are sorted by their components, in the real dtype:
+    // one case per dtype, each needing its own component's ops.
     let complex = [DType::C64, DType::C128].map(|dt| {
-        unique_needs(Case::new("sets::unique_all_complex", unique_all_complex).dtypes(&[dt]))
+        unique_needs(Case::new(format!("sets::unique_all_{dt}"), unique_all_complex).dtypes(&[dt]))
             .op(OpCode::Unary(UnaryOp::Real))
             .op(OpCode::Unary(UnaryOp::Imag))
             .ops_for(
