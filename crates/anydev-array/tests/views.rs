@@ -149,18 +149,73 @@ fn reading_back_checks_dtype_and_size() {
     assert_eq!(converted.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
 }
 
+/// `str()` of the same arrays in NumPy 2.4.
+#[test]
+fn floats_print_as_numpy_does() {
+    let f64s = |v: &[f64]| Array::from_slice(v, &[v.len()], ()).unwrap().to_string();
+    assert_eq!(f64s(&[1e-10, 1.5e-10]), "[1.0e-10 1.5e-10]");
+    assert_eq!(f64s(&[1e-10, 1e100]), "[1.e-010 1.e+100]");
+    assert_eq!(f64s(&[1.0 / 3.0, 2.0]), "[0.33333333 2.        ]");
+    assert_eq!(f64s(&[0.0]), "[0.]");
+    assert_eq!(f64s(&[f64::NAN, f64::INFINITY]), "[nan inf]");
+    assert_eq!(f64s(&[f64::NEG_INFINITY, 1.5]), "[-inf  1.5]");
+    assert_eq!(f64s(&[1e20]), "[1.e+20]");
+    assert_eq!(f64s(&[1e-5, 1.0]), "[1.e-05 1.e+00]");
+    assert_eq!(f64s(&[123456789.0]), "[1.23456789e+08]");
+    assert_eq!(f64s(&[1.0, -0.0]), "[ 1. -0.]");
+    assert_eq!(f64s(&[1.123456789e-7]), "[1.12345679e-07]");
+    assert_eq!(f64s(&[0.0, 1e-9]), "[0.e+00 1.e-09]");
+    assert_eq!(f64s(&[1e-10, f64::NAN]), "[1.e-10    nan]");
+    assert_eq!(f64s(&[1234.5, 0.25]), "[1.2345e+03 2.5000e-01]");
+    assert_eq!(Array::scalar(1.5f64, ()).unwrap().to_string(), "1.5");
+    assert_eq!(Array::scalar(f64::NAN, ()).unwrap().to_string(), "nan");
+    let f32s = Array::from_slice(&[0.1f32, 1e7], &[2], ()).unwrap();
+    assert_eq!(f32s.to_string(), "[1.e-01 1.e+07]");
+    // The style switches at 1e6 for float32 and 1e3 for float16.
+    let f32s = Array::from_slice(&[1e6f32, 1.0], &[2], ()).unwrap();
+    assert_eq!(f32s.to_string(), "[1.e+06 1.e+00]");
+    assert_eq!(f64s(&[1e6, 1.0]), "[1.e+06 1.e+00]");
+    assert_eq!(f64s(&[1e7]), "[10000000.]");
+    let half = Array::from_slice(&[f16::from_f32(1000.0)], &[1], ()).unwrap();
+    assert_eq!(half.to_string(), "[1.e+03]");
+    let half = Array::from_slice(&[f16::from_f32(0.1), f16::from_f32(-2.0)], &[2], ()).unwrap();
+    assert_eq!(half.to_string(), "[ 0.1 -2. ]");
+    let brain = Array::from_slice(&[bf16::from_f32(0.1)], &[1], ()).unwrap();
+    assert_eq!(brain.to_string(), "[0.1]");
+}
+
+#[test]
+fn complex_prints_as_numpy_does() {
+    use num_complex::{Complex32, Complex64};
+    let c = Array::from_slice(
+        &[
+            Complex64::new(1.0, 2.0),
+            Complex64::new(f64::NAN, 1.0),
+            Complex64::new(1.0, f64::NEG_INFINITY),
+        ],
+        &[3],
+        (),
+    )
+    .unwrap();
+    assert_eq!(c.to_string(), "[ 1. +2.j nan +1.j  1.-infj]");
+    let c = Array::from_slice(&[Complex32::new(1.0, 1.0)], &[1], ()).unwrap();
+    assert_eq!(c.to_string(), "[1.+1.j]");
+    let c = Array::from_slice(&[Complex64::new(1.0, 2.0), Complex64::new(-0.0, -0.5)], &[2], ()).unwrap();
+    assert_eq!(c.to_string(), "[ 1.+2.j  -0.-0.5j]");
+}
+
 #[test]
 fn printing_is_numpy_like() {
     let a = Array::from_slice(&[1.0f32, 2.5, -3.0, f32::NAN], &[2, 2], ()).unwrap();
-    assert_eq!(a.to_string(), "[[ 1. 2.5]\n [-3. nan]]");
+    assert_eq!(a.to_string(), "[[ 1.   2.5]\n [-3.   nan]]");
     assert_eq!(
         format!("{a:?}"),
-        "array([[ 1., 2.5],\n       [-3., nan]], dtype=f32, device=cpu:0)"
+        "array([[ 1. ,  2.5],\n       [-3. ,  nan]], dtype=f32, device=cpu:0)"
     );
     assert_eq!(Array::scalar(5i64, ()).unwrap().to_string(), "5");
     assert_eq!(
         Array::from_slice(&[true, false], &[2], ()).unwrap().to_string(),
-        "[ true false]"
+        "[ True False]"
     );
     assert_eq!(ad::zeros(&[0], ()).unwrap().to_string(), "[]");
     let big = ad::arange(0, 2000, 1, ()).unwrap().to_string();

@@ -9,7 +9,6 @@ use anydev::{Array, Device, MemoryKind, Scalar, Stream, StreamGuard};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use std::fmt::Write;
 
 /// An array on one anydev device. Operations return new arrays; views
 /// (slices, reshapes, transposes) share memory, and writes (`x[k] = v`,
@@ -225,20 +224,21 @@ impl PyArray {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        const PREFIX: &str = "anydev.Array(";
         let a = &self.inner;
-        // Printing reads the values back; a device that fails to say them
-        // still gets a repr rather than an exception from repr().
-        let values = py.detach(|| {
-            let mut s = String::new();
-            write!(s, "{a}")
-                .map(|_| s)
-                .unwrap_or_else(|_| "<values unreadable>".into())
-        });
+        // Printing reads the values back, outside the interpreter's lock.
+        let values = py.detach(|| anydev::array_to_string(a, ", ", PREFIX, ")"));
         Ok(format!(
-            "anydev.Array({values}, dtype={}, device='{}')",
+            "{PREFIX}{values}, dtype={}, device='{}')",
             python_name(a.dtype()),
             a.device()
         ))
+    }
+
+    /// The values alone, as NumPy's `str()` writes them.
+    fn __str__(&self, py: Python<'_>) -> String {
+        let a = &self.inner;
+        py.detach(|| a.to_string())
     }
 }
 
