@@ -99,11 +99,12 @@ fn parts(x: Float, scientific: bool) -> Parts {
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     let value = x.value();
     if scientific {
-        if digits.len() - 1 > PRECISION {
-            let rounded = format!("{value:.PRECISION$e}");
-            let (mantissa, exp) = mantissa_and_exponent(&rounded);
-            return split(mantissa, Some(exp));
-        }
+        let text = if digits.len() - 1 > PRECISION {
+            format!("{value:.PRECISION$e}")
+        } else {
+            short.clone()
+        };
+        let (mantissa, exp) = mantissa_and_exponent(&text);
         return split(mantissa, Some(exp));
     }
     let frac_digits = digits.len() as i64 - 1 - exp as i64;

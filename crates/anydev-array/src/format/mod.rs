@@ -24,8 +24,7 @@ use float::{Float, FloatFormat};
 
 /// The elements as NumPy writes them: floats in one style for the whole
 /// array ([`float`]), complex numbers as `1.+2.j`, booleans as
-/// `True`/`False`.
-/// A 0-d array's `True` has no room kept for `False`.
+/// `True`/`False`. A 0-d array's `True` has no room kept for `False`.
 fn elements(values: Vec<Scalar>, zero_dim: bool) -> Vec<String> {
     let float = |s: &Scalar| match *s {
         Scalar::F16(v) => Some(Float::F16(v)),
