@@ -14,9 +14,9 @@ pub fn sim_file_name() -> String {
     )
 }
 
-/// The simulator library: `ANYDEV_SIM_LIBRARY` if set; else the one cargo
-/// built next to the running test executable (`target/<profile>/deps/..`);
-/// else built now with `cargo build -p anydev-sim` into the same target dir.
+/// The simulator library: `ANYDEV_SIM_LIBRARY` if set; else the newer of
+/// the ones cargo built next to the running test executable
+/// (`target/<profile>/` and its `deps/`); else built now with `cargo build -p anydev-sim` into the same target dir.
 pub fn sim_library() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
@@ -26,10 +26,15 @@ pub fn sim_library() -> PathBuf {
         let exe = std::env::current_exe().expect("test executable path");
         let deps = exe.parent().expect("deps dir");
         let profile_dir = deps.parent().expect("profile dir");
-        for candidate in [profile_dir.join(sim_file_name()), deps.join(sim_file_name())] {
-            if candidate.is_file() {
-                return candidate;
-            }
+        // Cargo writes the library into `deps/` and copies it up only when
+        // the build asks for it as an artifact, so either copy can be left
+        // over from an older build: take the newer.
+        let newest = [profile_dir.join(sim_file_name()), deps.join(sim_file_name())]
+            .into_iter()
+            .filter_map(|path| Some((path.metadata().ok()?.modified().ok()?, path)))
+            .max();
+        if let Some((_, path)) = newest {
+            return path;
         }
         build(profile_dir);
         let built = profile_dir.join(sim_file_name());
