@@ -223,3 +223,42 @@ fn printing_is_numpy_like() {
     let cube = ad::arange(0, 8, 1, ()).unwrap().reshape(&[2, 2, 2]).unwrap();
     assert_eq!(cube.to_string(), "[[[0 1]\n  [2 3]]\n\n [[4 5]\n  [6 7]]]");
 }
+
+/// `Debug` places its keywords as NumPy 2.4's `repr` places `shape=` and
+/// `dtype=` (whose output each case follows, with our dtype names and the
+/// device added): the shape where the values do not show it, and a new
+/// line when the keywords would pass 75 characters.
+#[test]
+fn debug_places_keywords_as_numpy_repr_does() {
+    let f32s = |n: i64| ad::arange(0, n, 1, DType::F32).unwrap();
+    assert_eq!(format!("{:?}", f32s(3)), "array([0., 1., 2.], dtype=f32, device=cpu:0)");
+    let thousands = ad::multiply(&f32s(8), 1000.0f32).unwrap();
+    assert_eq!(
+        format!("{thousands:?}"),
+        "array([   0., 1000., 2000., 3000., 4000., 5000., 6000., 7000.],\n      dtype=f32, device=cpu:0)"
+    );
+    let long = ad::arange(0, 2000, 1, DType::I32).unwrap();
+    assert_eq!(
+        format!("{long:?}"),
+        "array([   0,    1,    2, ..., 1997, 1998, 1999],\n      shape=(2000,), dtype=i32, device=cpu:0)"
+    );
+    let empty = ad::zeros(&[2, 0], DType::F32).unwrap();
+    assert_eq!(format!("{empty:?}"), "array([], shape=(2, 0), dtype=f32, device=cpu:0)");
+    let flat = ad::zeros(&[0], DType::F32).unwrap();
+    assert_eq!(format!("{flat:?}"), "array([], dtype=f32, device=cpu:0)");
+}
+
+/// A summarised printout reads back only the elements it shows: a
+/// broadcast view of 10^12 elements (8 TB were it materialised) prints as
+/// NumPy 2.4 prints `np.broadcast_to(np.arange(10**6), (10**6, 10**6))`.
+#[test]
+fn printing_reads_back_only_what_it_shows() {
+    let n = 1_000_000usize;
+    let huge = ad::arange(0, n as i64, 1, DType::I64)
+        .unwrap()
+        .broadcast_to(&[n, n])
+        .unwrap();
+    let row = "[     0      1      2 ... 999997 999998 999999]";
+    let expected = format!("[{row}\n {row}\n {row}\n ...\n {row}\n {row}\n {row}]");
+    assert_eq!(huge.to_string(), expected);
+}

@@ -224,15 +224,13 @@ impl PyArray {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        const PREFIX: &str = "anydev.Array(";
         let a = &self.inner;
+        let keywords = [
+            format!("dtype={}", python_name(a.dtype())),
+            format!("device='{}'", a.device()),
+        ];
         // Printing reads the values back, outside the interpreter's lock.
-        let values = py.detach(|| anydev::array_to_string(a, ", ", PREFIX, ")"));
-        Ok(format!(
-            "{PREFIX}{values}, dtype={}, device='{}')",
-            python_name(a.dtype()),
-            a.device()
-        ))
+        Ok(py.detach(|| anydev::array_repr(a, "anydev.Array(", &keywords)))
     }
 
     /// The values alone, as NumPy's `str()` writes them.

@@ -3,7 +3,8 @@
 there, `0.0` where we print `0.`), and `repr(x)` holds `array2string`
 with our prefix, for every dtype NumPy has, on every device: one float
 style per array chosen from the values shown, 8 digits at most, lines
-wrapped at 75 characters, summaries past 1000 elements."""
+wrapped at 75 characters, summaries past 1000 elements, and `repr`'s
+keywords placed as NumPy places its `shape=` and `dtype=`."""
 
 import numpy as np
 import pytest
@@ -60,14 +61,27 @@ def arrays(dtype, max_side=12):
     return hnp.arrays(np.dtype(dtype), shapes, elements=elements(dtype))
 
 
-def check(device, values):
-    x = xp.asarray(values, device=device)
+def check(device, values, x=None):
+    """`x` (by default `values` copied to `device`) prints as NumPy
+    prints `values`."""
+    if x is None:
+        x = xp.asarray(values, device=device)
     with np.errstate(all="ignore"):
         assert str(x) == (str(values) if values.ndim else np.array2string(values))
         prefix = "anydev.Array("
-        expected = np.array2string(values, separator=", ", prefix=prefix, suffix=")")
+        text = prefix + np.array2string(values, separator=", ", prefix=prefix, suffix=")") + ","
+    # NumPy's `_array_repr_implementation`: the shape where the values do
+    # not show it, then the keywords, on a new line when they would pass
+    # 75 characters.
+    extras = []
+    if (values.size == 0 and values.shape != (0,)) or values.size > 1000:
+        extras.append(f"shape={values.shape}")
     name = "bool" if values.dtype == np.bool_ else values.dtype.name
-    assert repr(x) == f"{prefix}{expected}, dtype={name}, device='{device}')"
+    extras += [f"dtype={name}", f"device='{device}'"]
+    extras = ", ".join(extras) + ")"
+    last_line = len(text) - (text.rfind("\n") + 1)
+    spacer = "\n" + " " * len(prefix) if last_line + len(extras) + 1 > 75 else " "
+    assert repr(x) == text + spacer + extras
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -91,3 +105,16 @@ def test_long_rows_wrap_and_large_arrays_summarise(device, dtype):
         if np.dtype(dtype).kind == "c":
             values = values + 1j * rng.standard_normal(shape)
         check(device, values.astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "complex64"])
+def test_printing_reads_back_only_what_it_shows(device, dtype):
+    """Broadcast views of up to 6 * 10^12 elements, which no device could
+    hold materialised, print their summaries as NumPy does."""
+    needs_dtype(device, getattr(xp, dtype))
+    row = np.arange(1, 7) * 1.5 ** np.arange(-3, 3)
+    n = 10**6
+    for base, shape in [((1, 6), (n, 6)), ((6, 1), (6, n)), ((1, 1), (n, n)), ((6, 1, 1), (6, n, n))]:
+        values = row[: np.prod(base)].reshape(base).astype(dtype)
+        x = xp.broadcast_to(xp.asarray(values, device=device), shape)
+        check(device, np.broadcast_to(values, shape), x)

@@ -6,6 +6,7 @@
 //! from those shown; lines wrap at [`LINE_WIDTH`] characters.
 
 use crate::array::Array;
+use crate::shape::{Dims, Strides};
 use anydev_core::Scalar;
 use std::fmt;
 
@@ -68,22 +69,25 @@ fn elements(values: Vec<Scalar>, zero_dim: bool) -> Vec<String> {
     items.into_iter().map(|item| format!("{item:>width$}")).collect()
 }
 
-/// The flat (row-major) positions of the elements a printout shows, in
-/// the order it shows them.
-fn shown(shape: &[usize], summarise: bool) -> Vec<usize> {
-    let mut positions = vec![0usize];
-    for &n in shape {
-        let along: Vec<usize> = if summarise && n > 2 * EDGE_ITEMS {
-            (0..EDGE_ITEMS).chain(n - EDGE_ITEMS..n).collect()
+/// The elements a printout shows, as one view of `array`: all of them,
+/// or when summarising, the first and last [`EDGE_ITEMS`] along each
+/// longer axis. That axis becomes two, `[2, EDGE_ITEMS]`, whose outer
+/// stride jumps from the head to the tail, so the view's row-major order
+/// is the printout's. Only these elements travel to the host: printing a
+/// large (or broadcast) device array reads back at most a few hundred.
+fn shown(array: &Array, summarise: bool) -> Array {
+    let mut shape = Dims::new();
+    let mut strides = Strides::new();
+    for (&n, &stride) in array.shape().iter().zip(array.strides()) {
+        if summarise && n > 2 * EDGE_ITEMS {
+            shape.extend([2, EDGE_ITEMS]);
+            strides.extend([(n - EDGE_ITEMS) as isize * stride, stride]);
         } else {
-            (0..n).collect()
-        };
-        positions = positions
-            .iter()
-            .flat_map(|&p| along.iter().map(move |&i| p * n + i))
-            .collect();
+            shape.push(n);
+            strides.push(stride);
+        }
     }
-    positions
+    array.view(shape, strides, array.offset())
 }
 
 /// The nested brackets around elements already written, in the order
@@ -167,14 +171,12 @@ pub fn array_to_string(array: &Array, separator: &str, prefix: &str, suffix: &st
     if array.size() == 0 {
         return "[]".to_owned();
     }
-    let values = match array.to_scalars() {
+    let summarise = array.size() > SUMMARY_THRESHOLD;
+    let values = match shown(array, summarise).to_scalars() {
         Ok(v) => v,
         Err(e) => return format!("<unreadable: {e}>"),
     };
-    let summarise = array.size() > SUMMARY_THRESHOLD;
-    let positions = shown(array.shape(), summarise);
-    let picked = positions.iter().map(|&p| values[p]).collect();
-    let items = elements(picked, array.ndim() == 0);
+    let items = elements(values, array.ndim() == 0);
     let layout = Layout {
         items: &items,
         shape: array.shape(),
@@ -191,9 +193,44 @@ impl fmt::Display for Array {
     }
 }
 
+/// `array` as NumPy's `repr` writes it: `{prefix}{values}, {extras})`,
+/// the values as [`array_to_string`] writes them with `", "`, the extras
+/// the shape where the values do not show it (an empty array that is not
+/// 1-d, a summarised one) followed by `keywords`. The extras move to a new
+/// line, indented past `prefix`, when they would pass [`LINE_WIDTH`].
+pub fn array_repr(array: &Array, prefix: &str, keywords: &[String]) -> String {
+    let mut extras = Vec::with_capacity(keywords.len() + 1);
+    let empty_not_flat = array.size() == 0 && array.shape() != [0];
+    if empty_not_flat || array.size() > SUMMARY_THRESHOLD {
+        extras.push(format!("shape={}", python_tuple(array.shape())));
+    }
+    extras.extend(keywords.iter().cloned());
+    let values = array_to_string(array, ", ", prefix, ")");
+    let text = format!("{prefix}{values},");
+    let extras = format!("{})", extras.join(", "));
+    let last_line = text.len() - text.rfind('\n').map_or(0, |at| at + 1);
+    let spacer = if last_line + 1 + extras.len() > LINE_WIDTH {
+        format!("\n{}", " ".repeat(prefix.len()))
+    } else {
+        " ".to_owned()
+    };
+    format!("{text}{spacer}{extras}")
+}
+
+/// A shape as Python writes a tuple: `()`, `(5,)`, `(2, 3)`.
+fn python_tuple(shape: &[usize]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
 impl fmt::Debug for Array {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let values = array_to_string(self, ", ", "array(", ")");
-        write!(f, "array({values}, dtype={}, device={})", self.dtype(), self.device())
+        let keywords = [format!("dtype={}", self.dtype()), format!("device={}", self.device())];
+        f.write_str(&array_repr(self, "array(", &keywords))
     }
 }
