@@ -233,6 +233,22 @@ impl PyArray {
         Ok(py.detach(|| anydev::array_repr(a, "anydev.Array(", &keywords)))
     }
 
+    /// `format(x, spec)` as NumPy's: a 0-d array formats its element as
+    /// the Python scalar does (`f"{loss:.4f}"`); the empty spec is
+    /// `str(x)`; any other spec on a larger array is a `TypeError`.
+    fn __format__(&self, py: Python<'_>, spec: &str) -> PyResult<Py<PyAny>> {
+        if spec.is_empty() {
+            return Ok(self.__str__(py).into_pyobject(py)?.into_any().unbind());
+        }
+        if self.inner.ndim() != 0 {
+            return Err(PyTypeError::new_err(
+                "unsupported format string passed to anydev.Array.__format__",
+            ));
+        }
+        let item = self.item(py, "__format__")?;
+        Ok(py.import("builtins")?.getattr("format")?.call1((item, spec))?.unbind())
+    }
+
     /// The values alone, as NumPy's `str()` writes them.
     fn __str__(&self, py: Python<'_>) -> String {
         let a = &self.inner;

@@ -4,7 +4,8 @@ there, `0.0` where we print `0.`), and `repr(x)` holds `array2string`
 with our prefix, for every dtype NumPy has, on every device: one float
 style per array chosen from the values shown, 8 digits at most, lines
 wrapped at 75 characters, summaries past 1000 elements, and `repr`'s
-keywords placed as NumPy places its `shape=` and `dtype=`."""
+keywords placed as NumPy places its `shape=` and `dtype=`, and `format`
+with a spec as NumPy's."""
 
 import numpy as np
 import pytest
@@ -118,3 +119,39 @@ def test_printing_reads_back_only_what_it_shows(device, dtype):
         values = row[: np.prod(base)].reshape(base).astype(dtype)
         x = xp.broadcast_to(xp.asarray(values, device=device), shape)
         check(device, np.broadcast_to(values, shape), x)
+
+
+SPECS = {
+    "b": ["d", ">7", "^9"],
+    "i": ["d", "+05d", "x", ",", "8.2f"],
+    "u": ["d", "05d", "X", "_"],
+    "f": [".2f", "+.3e", "g", "12.4%", "<10.1f"],
+    "c": [".2f", "+.3e", "g", "^30.1f"],
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_format_matches_numpy(device, dtype):
+    """`f"{x:spec}"` as NumPy gives it: a 0-d array formats its element
+    as the Python scalar does; other arrays take only the empty spec."""
+    needs_dtype(device, getattr(xp, dtype))
+    kind = np.dtype(dtype).kind
+    with np.errstate(all="ignore"):
+        raw = [0.0, -1.0, 1 / 3, 1e-7, 255.0, 123456.0] + ([np.nan, -np.inf] if kind in "fc" else [])
+        scalars = np.asarray(np.abs(raw) if kind in "bu" else raw).astype(dtype)
+    if kind == "c":
+        scalars = scalars + np.asarray(2.5j, dtype)
+    for value in scalars:
+        reference = np.asarray(value)
+        x = xp.asarray(reference, device=device)
+        for spec in SPECS[kind]:
+            assert format(x, spec) == format(reference[()], spec), spec
+        # The empty spec is `str`, whose one difference from NumPy's scalar
+        # printing (`0.` for `0.0`) the module docstring states.
+        assert format(x, "") == str(x)
+    values = scalars.reshape(2, -1)
+    x = xp.asarray(values, device=device)
+    assert f"{x}" == str(values)
+    for target in (x, values):
+        with pytest.raises(TypeError, match="unsupported format string"):
+            format(target, SPECS[kind][0])
