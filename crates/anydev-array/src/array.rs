@@ -36,6 +36,10 @@ pub struct Array {
     pub(crate) shape: Dims,
     pub(crate) strides: Strides,
     pub(crate) offset: usize,
+    /// Made from a broadcast view, whose repeated elements are one memory
+    /// location: the write methods refuse it and every view made from it,
+    /// even one (a single element, say) that no longer repeats anything.
+    pub(crate) read_only: bool,
 }
 
 impl Array {
@@ -102,6 +106,12 @@ impl Array {
         }
     }
 
+    /// Whether two of the array's elements are one memory location (a
+    /// zero stride along an axis longer than 1).
+    pub(crate) fn repeats_elements(&self) -> bool {
+        self.shape.iter().zip(&self.strides).any(|(&n, &s)| n > 1 && s == 0)
+    }
+
     /// Another view of the same buffer. The caller has checked the layout.
     /// An empty view points at the buffer's start, so that no offset computed
     /// for elements that do not exist can reach past the buffer.
@@ -113,6 +123,7 @@ impl Array {
             shape,
             strides,
             offset,
+            read_only: self.read_only,
         }
     }
 }

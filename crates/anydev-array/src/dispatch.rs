@@ -59,6 +59,7 @@ pub(crate) fn alloc(ctx: &Arc<DeviceCtx>, dtype: DType, shape: &[usize]) -> Resu
         shape: shape.into(),
         strides: contiguous_strides(shape),
         offset: 0,
+        read_only: false,
     })
 }
 

@@ -155,6 +155,7 @@ impl<'a> Layout<'a> {
             shape: self.shape.into(),
             strides: self.strides.into(),
             offset: self.offset,
+            read_only: false,
         }
     }
 }

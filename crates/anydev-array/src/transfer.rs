@@ -361,6 +361,7 @@ impl Array {
             shape: self.shape.clone(),
             strides: self.strides.clone(),
             offset: self.offset,
+            read_only: self.read_only,
         }
     }
 }

@@ -152,12 +152,11 @@ impl Array {
     /// Refuses writes through a broadcast view: its zero strides make
     /// several elements one memory location.
     fn check_writable(&self, op: &str) -> Result<()> {
-        let aliased = self.shape().iter().zip(self.strides()).any(|(&n, &s)| n > 1 && s == 0);
-        if aliased {
+        if self.read_only || self.repeats_elements() {
             return Err(Error::invalid_argument(
                 op,
                 format!(
-                    "cannot write into a broadcast view (shape {:?}, strides {:?}): several of its elements are one location; copy it first",
+                    "cannot write into a broadcast view or a view of one (shape {:?}, strides {:?}): several elements of the broadcast array are one location; copy it first",
                     self.shape(),
                     self.strides()
                 ),

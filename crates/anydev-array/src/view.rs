@@ -211,7 +211,9 @@ impl Array {
         // A view allocates nothing, but its element count must still be
         // countable: every later size computation relies on it.
         shape::checked_size("broadcast_to", shape)?;
-        Ok(self.view(shape.into(), strides, self.offset))
+        let mut view = self.view(shape.into(), strides, self.offset);
+        view.read_only |= view.repeats_elements();
+        Ok(view)
     }
 
     /// Reverses the order of elements along `axes` (all for [`ALL`]): a

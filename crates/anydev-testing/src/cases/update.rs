@@ -361,6 +361,20 @@ fn bad_writes(ctx: &CaseCtx) -> Result<(), Failure> {
         broadcast.assign_arrays(&[&index], 0),
         |e| matches!(e, Error::InvalidArgument { .. }),
     )?;
+    // A view of a broadcast view is refused too, even one element, which
+    // repeats nothing itself but is every element of its row.
+    for (what, view) in [
+        (
+            "a broadcast view's element",
+            broadcast.slice(&[SliceArg::from(1), SliceArg::from(0)])?,
+        ),
+        ("a broadcast view's row", broadcast.slice(&[SliceArg::from(2)])?),
+        ("a broadcast view reshaped", broadcast.reshape(&[3])?),
+    ] {
+        expect_err(format!("{what} = 0"), "InvalidArgument", view.assign(0), |e| {
+            matches!(e, Error::InvalidArgument { .. })
+        })?;
+    }
     let mask = r::array(&[1.0, 0.0], &[2], DType::Bool, dev)?;
     expect_err(
         "a mask of the wrong shape",
