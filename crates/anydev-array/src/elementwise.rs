@@ -151,7 +151,18 @@ pub(crate) fn prepare<'a, const N: usize>(
         }
     }
     // Integers meeting floats land on the device's floats (design 14).
-    let dtype = ctx.float_for(domain.apply(op, dtype.expect("an array or a scalar operand"))?);
+    let wanted = domain.apply(op, dtype.expect("an array or a scalar operand"))?;
+    let dtype = ctx.float_for(wanted);
+    // That narrowing stands in for a width only integers asked for: an
+    // operand's own float precision is never dropped (`f64` with `c64`
+    // on a device without `c128` is refused, not computed in `c64`).
+    let precision = |d: DType| if d.is_inexact() { d.real_dtype().size() } else { 0 };
+    if arrays[..typed].iter().any(|a| precision(a.dtype()) > precision(dtype)) {
+        return Err(Error::UnsupportedDType {
+            dtype: wanted,
+            device: ctx.device,
+        });
+    }
     let first = arrays[0].shape();
     let shape: Dims = if arrays.iter().all(|a| a.shape() == first) {
         first.into()

@@ -142,6 +142,52 @@ fn promotion(ctx: &CaseCtx) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `c64` with an `f64` array, or an `f64` array with a complex scalar, is
+/// `c128`; a device that holds `f64` but not `c128` refuses rather than
+/// drop the `f64` operand's precision to `c64`.
+fn f64_operands_keep_their_precision(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dev = ctx.device;
+    let a = rounded(&sample()[..3], DType::C64);
+    let z = carr(&a, &[3], DType::C64, dev)?;
+    let rv = [0.1, -2.0, 1.0 / 3.0];
+    let r = crate::reference::array(&rv, &[3], DType::F64, dev)?;
+    let s = c(0.5, -1.5);
+    let holds = ctx.runtime.capabilities(dev)?.supports_dtype(DType::C128);
+    for (what, result, want) in [
+        (
+            "c64 + f64 array",
+            ad::add(&z, &r),
+            a.iter().zip(rv).map(|(z, v)| z + v).collect::<Vec<C>>(),
+        ),
+        (
+            "f64 array * complex scalar",
+            ad::multiply(&r, s),
+            rv.map(|v| v * s).to_vec(),
+        ),
+    ] {
+        match (holds, result) {
+            (true, Ok(y)) => {
+                check(
+                    y.dtype() == DType::C128,
+                    format!("{what}: dtype"),
+                    DType::C128,
+                    y.dtype(),
+                )?;
+                near(what, DType::C128, &want, &y)?;
+            }
+            (false, Err(Error::UnsupportedDType { dtype: DType::C128, .. })) => {}
+            (holds, got) => {
+                return Err(Failure::new(
+                    what,
+                    format!("a c128 result where the device holds c128 (it does: {holds}), else UnsupportedDType"),
+                    format!("{:?}", got.map(|y| y.dtype())),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 type Fun = fn(&Array) -> ad::Result<Array>;
 
 /// A function's name, its array form and its host reference.
@@ -537,6 +583,15 @@ pub fn cases() -> Vec<Case> {
             .needs(Need::DType(DType::C128))
             .ops_for(DType::C64, &[OpCode::Cast])
             .ops_for(DType::C128, &[OpCode::Cast]),
+    );
+    cases.push(
+        Case::new(
+            "complex::f64_operands_keep_their_precision",
+            f64_operands_keep_their_precision,
+        )
+        .needs(Need::DType(DType::C64))
+        .needs(Need::DType(DType::F64))
+        .asks_support_itself(),
     );
     cases
 }
