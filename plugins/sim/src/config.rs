@@ -145,6 +145,10 @@ impl SimConfig {
                     let names = names.ok_or_else(|| invalid("refuse_dtypes", value, "a list of dtype names"))?;
                     self.refused = parse_dtypes(names, "refuse_dtypes")?;
                 }
+                // The environment variable's spelling, `"f64,f16"`, as well.
+                ("refuse_dtypes", Value::String(names)) => {
+                    self.refused = parse_dtypes(names.split(','), "refuse_dtypes")?;
+                }
                 ("refuse_ops", Value::Array(items)) => {
                     let names: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
                     let names = names.ok_or_else(|| invalid("refuse_ops", value, "a list of op names"))?;
@@ -252,6 +256,19 @@ mod tests {
         assert_eq!((c.devices, c.memory_limit, c.peer_access), (3, Some(1024), true));
         assert_eq!(c.refused, [DType::F16, DType::BF16]);
         assert!(!c.dtypes().contains(&DType::F16) && c.dtypes().contains(&DType::F64));
+    }
+
+    #[test]
+    fn refused_dtypes_are_a_list_or_a_comma_separated_string() {
+        for options in [
+            r#"{"refuse_dtypes": ["f64", "f16"]}"#,
+            r#"{"refuse_dtypes": "f64, f16"}"#,
+        ] {
+            let c = SimConfig::from_sources(options, no_env).unwrap();
+            assert_eq!(c.refused, [DType::F64, DType::F16], "{options}");
+        }
+        let err = SimConfig::from_sources(r#"{"refuse_dtypes": "f64,f65"}"#, no_env).unwrap_err();
+        assert!(err.message.contains("f65"), "{err}");
     }
 
     #[test]
