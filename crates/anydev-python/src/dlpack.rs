@@ -794,7 +794,20 @@ pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, co
     if let Ok(a) = x.cast::<PyArray>() {
         let a = a.get().inner.clone();
         let target = device_of(device).unwrap_or(a.device());
+        if copy == Some(false) {
+            // Never a copy: the same memory, reached from `target`, or why not.
+            return py
+                .detach(|| a.share_to(target))
+                .map_err(|e| in_place_refused(e.to_string()));
+        }
         return compute(py, || unshared(a.to_device(target)?, &a, copy == Some(true)));
+    }
+    if !x.hasattr("__dlpack__")? {
+        return Err(PyTypeError::new_err(format!(
+            "from_dlpack needs an object with __dlpack__ and __dlpack_device__ (an array of a DLPack library), \
+             got {}",
+            x.get_type().name()?
+        )));
     }
     let producer_device = x
         .call_method0("__dlpack_device__")

@@ -169,8 +169,6 @@ def test_from_dlpack_uses_writable_host_memory_in_place():
     z = xp.from_dlpack(a, copy=True)
     a[0, 0] = 8.0
     assert float(z[0, 0]) == 7.0
-    with pytest.raises(AttributeError):
-        xp.from_dlpack([1.0])
 
 
 def test_the_producer_lives_as_long_as_an_array_uses_its_memory():
@@ -215,11 +213,25 @@ def test_importing_to_another_device_copies(remote_device):
     assert x.device == remote_device and float(x[0]) == 1.0
     with pytest.raises(BufferError, match="copy=False"):
         xp.from_dlpack(a, device=remote_device, copy=False)
+    # An anydev array is held to the same rule.
+    mine = xp.asarray(a, device="cpu:0")
+    with pytest.raises(BufferError, match="copy=False"):
+        xp.from_dlpack(mine, device=remote_device, copy=False)
+    assert xp.from_dlpack(mine, device=remote_device).device == remote_device
 
 
 def test_from_dlpack_of_an_anydev_array_is_that_array(host_device):
     x = xp.asarray([1.0], device=host_device)
     assert xp.from_dlpack(x).device == host_device
+    same = xp.from_dlpack(x, copy=False)
+    same[0] = 7.0
+    assert float(x[0]) == 7.0
+
+
+@pytest.mark.parametrize("producer", ["abc", [1.0, 2.0], 3, None])
+def test_from_dlpack_of_a_non_producer_is_a_type_error(producer):
+    with pytest.raises(TypeError, match="__dlpack__"):
+        xp.from_dlpack(producer)
 
 
 def test_numpy_operators_do_not_convert_anydev_arrays_implicitly(host_device):
