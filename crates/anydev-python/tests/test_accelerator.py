@@ -19,15 +19,25 @@ def test_counts_and_availability(device):
 
 
 def test_current_device_follows_the_scope(device):
-    with xp.device(device):
-        assert acc.current_device() == device
-    assert acc.current_device() == xp.__array_namespace_info__().default_device()
+    """A scope moves the current device, which the standard's
+    `default_device()` reports, and leaves the process default alone."""
+    info = xp.__array_namespace_info__()
+    process_default = acc.default_device()
+    other = next(d for d in acc.devices() if d != process_default) if len(acc.devices()) > 1 else device
+    for scoped in {device, other}:
+        with xp.device(scoped):
+            assert acc.current_device() == scoped
+            assert info.default_device() == scoped
+            assert xp.zeros(1).device == scoped
+            assert acc.default_device() == process_default
+    assert acc.current_device() == info.default_device() == process_default
 
 
 def test_set_default_device_changes_where_arrays_go(device):
     try:
         acc.set_default_device(device)
         assert acc.current_device() == device
+        assert acc.default_device() == device
         assert xp.zeros(3).device == device
     finally:
         acc.set_default_device(None)

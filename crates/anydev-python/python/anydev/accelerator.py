@@ -17,7 +17,7 @@ raises ``anydev.UnsupportedError``.
 """
 
 from ._anydev import _accelerator as _native
-from ._anydev import _devices
+from ._anydev import _default_device, _devices
 from ._scope import current_device
 from ._scope import resolve as _device
 
@@ -33,6 +33,15 @@ def is_available(kind):
 def devices():
     """Every available device, plugins included (starts every backend)."""
     return tuple(_devices())
+
+
+def default_device():
+    """The process default: the device of ``set_default_device``, else
+    ``ANYDEV_DEVICE``, else device 0 of the available backend of highest
+    priority. ``anydev.device(...)`` blocks do not change it; creation
+    calls inside one use ``current_device()``, which is also what the
+    standard's ``__array_namespace_info__().default_device()`` returns."""
+    return _default_device()
 
 
 def set_default_device(device):
@@ -156,6 +165,7 @@ __all__ = [
     "Stream",
     "current_device",
     "current_stream",
+    "default_device",
     "device_count",
     "devices",
     "empty_cache",
