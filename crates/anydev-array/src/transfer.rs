@@ -312,7 +312,13 @@ impl Array {
         if !target.runtime.unified_memory()? {
             return Ok(None);
         }
-        self.map_onto(target)
+        match self.map_onto(target) {
+            // A device may still refuse this memory in particular (a plugin
+            // that imports only aligned blocks): it is copied then, as it
+            // would be without unified memory.
+            Err(Error::InvalidArgument { .. } | Error::FeatureUnsupported { .. }) => Ok(None),
+            shared => shared,
+        }
     }
 
     /// The array as a view on `target` of the same memory when `target`

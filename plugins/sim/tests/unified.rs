@@ -7,7 +7,7 @@
 mod support;
 
 use anydev_array::{self as ad, Array};
-use anydev_core::{Device, MemoryKind, Runtime, TransferStats};
+use anydev_core::{DType, Device, ForeignHost, MemoryKind, Runtime, TransferStats};
 use support::{run_sim_cases, runtime_with};
 
 fn dev(text: &str) -> Device {
@@ -153,6 +153,41 @@ fn unified_memory_off_copies_even_where_the_device_could_share() {
         assert_eq!(on_sim.buffer().kind(), MemoryKind::Device, "the native kind");
         let (_, did) = moved(rt, &on_sim, "cpu:0");
         assert_eq!(did, copied(100));
+    });
+}
+
+/// Memory another owner lends, as a NumPy array's: words behind
+/// `UnsafeCell`, since anydev may write them through a raw pointer. Held,
+/// never read: dropping it frees the words.
+struct Lent {
+    _words: Box<[std::cell::UnsafeCell<f32>]>,
+}
+
+// SAFETY: the words are touched only by the test's ops on the cpu and sim
+// devices, which run in program order with the reads that follow them.
+unsafe impl Sync for Lent {}
+
+#[test]
+fn memory_a_device_will_not_import_is_copied() {
+    let rt = runtime("unified-misaligned", r#"{"unified": true}"#, true);
+    ad::with_runtime(rt, || {
+        let values: Vec<f32> = (0..65).map(|i| i as f32).collect();
+        let words: Box<[std::cell::UnsafeCell<f32>]> = values.iter().map(|&v| v.into()).collect();
+        let first = std::ptr::NonNull::new(words[1].get().cast::<u8>()).unwrap();
+        // SAFETY: the words live in the box, which moves into the owner
+        // without moving them; 64 of them from the second are lent.
+        let memory = unsafe { ForeignHost::new(first, 64 * 4, Box::new(Lent { _words: words })) };
+        let x = Array::from_foreign_host(memory, DType::F32, &[64], &[1], 0).unwrap();
+        // The simulator imports only 256-byte aligned memory; this starts
+        // 4 bytes past an allocation's start.
+        assert_ne!(first.as_ptr() as usize % 256, 0);
+        let (on_sim, did) = moved(rt, &x, "sim:0");
+        assert_eq!(did, copied(256), "refused in place, so copied");
+        assert_eq!(on_sim.to_vec::<f32>().unwrap(), values[1..]);
+        assert!(
+            x.share_to(dev("sim:0")).is_err(),
+            "share_to never copies, so it reports the refusal"
+        );
     });
 }
 
