@@ -36,19 +36,21 @@ fn float(op: &str, what: &str, dtype: DType) -> Result<()> {
     if FLOATS.contains(&dtype) {
         return Ok(());
     }
-    Err(Error::invalid_argument(
-        op,
-        format!("{what} must be f32, f16 or bf16, got {dtype}"),
-    ))
+    Err(Error::InvalidDType {
+        op: op.into(),
+        dtype,
+        reason: format!("{what} must be f32, f16 or bf16"),
+    })
 }
 
 /// `meta` has `dtype` and `size` elements (any shape).
 fn sized(op: &str, what: &str, meta: &TensorMeta, dtype: DType, size: usize, why: &str) -> Result<()> {
     if meta.dtype != dtype {
-        return Err(Error::invalid_argument(
-            op,
-            format!("{what} must be {dtype}, got {}", meta.dtype),
-        ));
+        return Err(Error::InvalidDType {
+            op: op.into(),
+            dtype: meta.dtype,
+            reason: format!("{what} must be {dtype}"),
+        });
     }
     if meta.size() != size {
         return Err(Error::invalid_argument(

@@ -66,6 +66,19 @@ fn invalid(what: &str, result: anydev::Result<impl std::fmt::Debug>, mentions: &
     }
 }
 
+fn wrong_dtype(what: &str, result: anydev::Result<impl std::fmt::Debug>, mentions: &str) {
+    match result {
+        Err(e @ Error::InvalidDType { .. }) => {
+            let message = e.to_string();
+            assert!(
+                message.contains(mentions),
+                "{what}: {message:?} does not mention {mentions:?}"
+            )
+        }
+        other => panic!("{what}: expected InvalidDType, got {other:?}"),
+    }
+}
+
 #[test]
 fn bad_arguments_are_clear_errors() {
     on_each_device(|device| {
@@ -84,12 +97,12 @@ fn bad_arguments_are_clear_errors() {
             );
         }
         let ints = Array::from_slice(&[1i32; 100], &[100], device).unwrap();
-        invalid(
+        wrong_dtype(
             "i32 x",
             anydev_quant::quantize_4bit(&ints, QuantType::Fp4, 64),
             "x must be",
         );
-        invalid(
+        wrong_dtype(
             "i32 code",
             anydev_quant::quantize_blockwise(&x, &ints, 64),
             "code must be f32",
@@ -123,7 +136,7 @@ fn bad_arguments_are_clear_errors() {
             packed: q.absmax.clone(),
             ..q.clone()
         };
-        invalid(
+        wrong_dtype(
             "packed dtype",
             anydev_quant::dequantize_4bit(&wrong_packed),
             "packed must be u8",
@@ -132,7 +145,7 @@ fn bad_arguments_are_clear_errors() {
             dtype: DType::I32,
             ..q.clone()
         };
-        invalid("output dtype", anydev_quant::dequantize_4bit(&to_ints), "dtype must be");
+        wrong_dtype("output dtype", anydev_quant::dequantize_4bit(&to_ints), "dtype must be");
         let a = array(&[1.0; 9], &[9], DType::F32, device);
         invalid("gemv K", anydev_quant::gemv_4bit(&a, &q), "a must be [..., 10]");
         let as_vector = Quantized4bit {
