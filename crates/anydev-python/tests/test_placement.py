@@ -35,6 +35,11 @@ def test_scope_sets_the_device_of_creation_only(device):
         assert (x + 1).device == other
         assert xp.exp(x).device == other
         assert xp.zeros_like(x).device == other
+        # asarray of an anydev array infers the device from it, as the
+        # standard asks; host data (a NumPy array) goes where creation goes.
+        assert xp.asarray(x).device == other
+        assert xp.asarray(x, device=device).device == device
+        assert xp.asarray(np.ones(2)).device == device
 
 
 def test_scopes_nest_and_take_strings(device):

@@ -37,7 +37,18 @@ newaxis = None
 
 # The creation functions without array inputs honour the device scope;
 # the Python half hands the scope's device to Rust explicitly.
-asarray = creation(_anydev.asarray)
+_scoped_asarray = creation(_anydev.asarray)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """``obj`` as an anydev array. An anydev array stays on its device
+    unless ``device=`` names another, as the standard asks; anything else
+    (sequences, NumPy and DLPack arrays) goes where creation calls go."""
+    if isinstance(obj, Array):
+        return _anydev.asarray(obj, dtype=dtype, device=device, copy=copy)
+    return _scoped_asarray(obj, dtype=dtype, device=device, copy=copy)
+
+
 arange = creation(_anydev.arange)
 empty = creation(_anydev.empty)
 eye = creation(_anydev.eye)
