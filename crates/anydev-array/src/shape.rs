@@ -17,9 +17,25 @@ pub type Dims = SmallVec<[usize; INLINE_DIMS]>;
 /// broadcast axes.
 pub type Strides = SmallVec<[isize; INLINE_DIMS]>;
 
+/// Most dimensions an array has: NumPy's limit, and the most any
+/// backend's kernels index (every device refuses more alike).
+pub const MAX_NDIM: usize = 64;
+
+/// An error for a result of more than [`MAX_NDIM`] dimensions.
+pub fn check_ndim(op: &str, ndim: usize) -> Result<()> {
+    if ndim > MAX_NDIM {
+        return Err(Error::invalid_argument(
+            op,
+            format!("arrays have at most {MAX_NDIM} dimensions; this one would have {ndim}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Number of elements of `shape` (1 for a 0-d shape), or an error when it
-/// overflows `usize`.
+/// has more than [`MAX_NDIM`] dimensions or its size overflows `usize`.
 pub fn checked_size(op: &str, shape: &[usize]) -> Result<usize> {
+    check_ndim(op, shape.len())?;
     shape
         .iter()
         .try_fold(1usize, |acc, &n| acc.checked_mul(n))
@@ -152,6 +168,7 @@ pub fn broadcast_strides(op: &str, shape: &[usize], strides: &[isize], target: &
 
 /// Resolves a requested shape with at most one `-1` against `size` elements.
 pub fn resolve_shape(op: &str, size: usize, requested: &[isize]) -> Result<Dims> {
+    check_ndim(op, requested.len())?;
     let mut unknown = None;
     let mut known = 1usize;
     let mut out: Dims = SmallVec::with_capacity(requested.len());

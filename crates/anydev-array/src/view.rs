@@ -161,6 +161,7 @@ impl Array {
                 "give the positions of the new axes; `ALL` names none",
             ));
         };
+        shape::check_ndim("expand_dims", self.ndim() + axes.len())?;
         let mut shape = self.shape.clone();
         let mut strides = self.strides.clone();
         // Sorted positions in the result: inserting each in turn puts it there.
@@ -296,6 +297,7 @@ impl Array {
                 SliceArg::Ellipsis => unreachable!("expanded above"),
             }
         }
+        shape::check_ndim(op, shape.len())?;
         let offset = if shape.contains(&0) {
             self.offset
         } else {

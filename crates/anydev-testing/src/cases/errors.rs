@@ -3,7 +3,7 @@
 
 use crate::case::{check, expect_err, Case, CaseCtx, Failure, Need};
 use crate::reference as r;
-use anydev_array::{self as ad};
+use anydev_array::{self as ad, SliceArg};
 use anydev_core::ops::{OpCode, ScanOp};
 use anydev_core::{DType, Error};
 
@@ -23,7 +23,41 @@ pub fn cases() -> Vec<Case> {
                     OpCode::SearchSorted,
                 ],
             ),
+        Case::new("errors::more_than_64_dimensions_are_refused", too_many_dims)
+            .dtypes(&[DType::F32])
+            .op(OpCode::Fill),
     ]
+}
+
+/// 64 dimensions, NumPy's limit, work on every device; 65 are refused
+/// alike by every way of making them, before any kernel sees them.
+fn too_many_dims(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (dtype, dev) = (ctx.dtype(), ctx.device);
+    let most = ad::full(&[1; 64], 1.5, (dtype, dev))?;
+    check(most.ndim() == 64, "64 dimensions", 64, most.ndim())?;
+    r::check_array("full(1 x 64, 1.5)", &[1; 64], &[1.5], &most)?;
+    let flat = ad::zeros(&[2], (dtype, dev))?;
+    let shape: Vec<usize> = std::iter::repeat_n(1, 64).chain([2]).collect();
+    let signed: Vec<isize> = shape.iter().map(|&n| n as isize).collect();
+    let attempts = [
+        ("zeros of 65 dimensions", ad::zeros(&shape, (dtype, dev))),
+        ("reshape to 65", flat.reshape(&signed)),
+        ("broadcast_to 65", flat.broadcast_to(&shape)),
+        ("expand_dims to 65", most.expand_dims(0)),
+        ("a new axis to 65", most.slice(&[SliceArg::NewAxis, SliceArg::Ellipsis])),
+    ];
+    for (what, result) in attempts {
+        let e = expect_err(what, "InvalidArgument", result, |e| {
+            matches!(e, Error::InvalidArgument { .. })
+        })?;
+        check(
+            e.to_string().contains("at most 64 dimensions"),
+            format!("{what}: the message"),
+            "at most 64 dimensions",
+            e.to_string(),
+        )?;
+    }
+    Ok(())
 }
 
 fn undeclared_dtypes(ctx: &CaseCtx) -> Result<(), Failure> {
