@@ -45,6 +45,7 @@ __device__ __forceinline__ double c_inf() { return __longlong_as_double(0x7ff000
 #define C_PI 3.141592653589793
 #define C_LOG10_E 0.4342944819032518
 #define C_LOG2_E 1.4426950408889634
+#define C_LN_2 0.6931471805599453
 
 // Rust's f64::signum: +-1 by the sign bit, NaN for NaN.
 __device__ __forceinline__ double r_signum(double x) { return x != x ? x : copysign(1.0, x); }
@@ -339,9 +340,12 @@ __device__ __forceinline__ cdouble c_atanh(cdouble z) {
     // atanh(z) ~ 1/z + i pi/2 sign(y)
     if (fabs(x) > 1e150 || fabs(y) > 1e150) return cdbl(c_reciprocal(z).re, copysign(C_FRAC_PI_2, y));
     const double ax = fabs(x);
-    const double d = (1.0 - ax) * (1.0 - ax) + y * y;
-    const double re = 0.25 * log1p(4.0 * ax / d);
-    const double im = 0.5 * atan2(2.0 * y, (1.0 - ax) * (1.0 + ax) - y * y);
+    const double t = 1.0 - ax;
+    const double d = t * t + y * y;
+    // z within 1e-16 of +-1, where y * y may underflow (to 0 at y = 1e-200):
+    // ln(4 / d) / 4 = (ln 2 - ln |1 - |x| - iy|) / 2, the modulus by hypot.
+    const double re = d < 1e-32 ? 0.5 * (C_LN_2 - log(hypot(t, y))) : 0.25 * log1p(4.0 * ax / d);
+    const double im = 0.5 * atan2(2.0 * y, t * (1.0 + ax) - y * y);
     return cdbl(copysign(re, x), im);
 }
 

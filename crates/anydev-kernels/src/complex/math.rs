@@ -11,7 +11,7 @@
 //! hyperbolic ones as Annex G defines them (`sin(z) = -i sinh(iz)`).
 
 use num_complex::Complex64 as C;
-use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, LOG10_E, LOG2_E, PI};
+use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_E, LOG2_E, PI};
 
 const NAN: f64 = f64::NAN;
 const INF: f64 = f64::INFINITY;
@@ -445,9 +445,21 @@ pub(crate) fn atanh(z: C) -> C {
         return c(reciprocal(z).re, FRAC_PI_2.copysign(y));
     }
     let ax = x.abs();
-    let d = (1.0 - ax) * (1.0 - ax) + y * y;
-    let re = 0.25 * (4.0 * ax / d).ln_1p();
-    let im = 0.5 * (2.0 * y).atan2((1.0 - ax) * (1.0 + ax) - y * y);
+    let t = 1.0 - ax;
+    let d = t * t + y * y;
+    let re = if d < 1e-32 {
+        // z within 1e-16 of +-1 (|x| is 1 or an ulp or two away), where
+        // `y * y` may underflow (to 0 at y = 1e-200, an infinite result):
+        // ln(4 / d) / 4 = (ln 2 - ln |1 - |x| - iy|) / 2, the modulus by
+        // `hypot`, which does not underflow (FreeBSD's catanh takes the
+        // same limit at |x| = 1; the c64 shader and the CUDA prelude share
+        // this form). It drops ln(((1 + |x|)^2 + y^2) / 4) / 4, under
+        // 1e-16, far below an ulp of the result (18.8 or more).
+        0.5 * (LN_2 - t.hypot(y).ln())
+    } else {
+        0.25 * (4.0 * ax / d).ln_1p()
+    };
+    let im = 0.5 * (2.0 * y).atan2(t * (1.0 + ax) - y * y);
     c(re.copysign(x), im)
 }
 

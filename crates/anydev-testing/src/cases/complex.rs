@@ -223,6 +223,76 @@ fn functions(ctx: &CaseCtx) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `atanh` beside its singular points +-1 and `atan` beside +-i, where
+/// the square of the small component underflows, so that the real part
+/// of atanh as `log1p(4|x| / ((1 - |x|)^2 + y^2)) / 4` would be infinite.
+/// The references are NumPy 2.4.6's `arctanh` and `arctan` on complex128
+/// (for c64: of the inputs rounded to f32; 1e-30 is normal there), whose
+/// pi/4 and pi/2 are the f64 constants.
+fn near_singular_points(ctx: &CaseCtx) -> Result<(), Failure> {
+    use std::f64::consts::{FRAC_PI_2, FRAC_PI_4 as Q};
+    /// A function's name, its array form, and arguments with their values.
+    type Points = (&'static str, Fun, Vec<(C, C)>);
+    let dt = ctx.dtype();
+    let (tiny, big) = (5.000000015855384e-31, 34.88534998360512);
+    let table: [Points; 2] = if dt == DType::C64 {
+        [
+            (
+                "atanh",
+                ad::atanh,
+                vec![
+                    (c(1.0, 1e-30), c(big, Q)),
+                    (c(-1.0, -1e-30), c(-big, -Q)),
+                    (c(1.0, 1e-20), c(23.372424536087667, Q)),
+                ],
+            ),
+            (
+                "atan",
+                ad::atan,
+                vec![
+                    (c(1e-30, 1.0), c(Q, big)),
+                    (c(-1e-30, -1.0), c(-Q, -big)),
+                    (c(1.0, 1e-30), c(Q, tiny)),
+                ],
+            ),
+        ]
+    } else {
+        [
+            (
+                "atanh",
+                ad::atanh,
+                vec![
+                    (c(1.0, 1e-200), c(230.60508288968455, Q)),
+                    (c(-1.0, -1e-200), c(-230.60508288968455, -Q)),
+                    (c(1.0, -1e-300), c(345.7343375393868, -Q)),
+                    (c(1.0, 1e-17), c(19.918546880729362, Q)),
+                    (c(1.0, 1e-15), c(17.615961787735316, 0.7853981633974486)),
+                    (
+                        c(0.9999999999999999, 1e-200),
+                        c(18.714973875118524, 4.503599627370496e-185),
+                    ),
+                    (c(-1.0000000000000002, 1e-200), c(-18.36840028483855, FRAC_PI_2)),
+                ],
+            ),
+            (
+                "atan",
+                ad::atan,
+                vec![
+                    (c(1e-200, 1.0), c(Q, 230.60508288968455)),
+                    (c(-1e-200, -1.0), c(-Q, -230.60508288968455)),
+                    (c(1e-300, -1.0), c(Q, -345.7343375393868)),
+                ],
+            ),
+        ]
+    };
+    for (name, f, pairs) in table {
+        let (z, want): (Vec<C>, Vec<C>) = pairs.into_iter().unzip();
+        let x = carr(&z, &[z.len()], dt, ctx.device)?;
+        near(&format!("{name} near its singular points"), dt, &want, &f(&x)?)?;
+    }
+    Ok(())
+}
+
 fn conj_real_imag(ctx: &CaseCtx) -> Result<(), Failure> {
     let dt = ctx.dtype();
     let a = rounded(&sample(), dt);
@@ -540,6 +610,10 @@ fn cases_for(dt: DType) -> Vec<Case> {
             ]
             .map(OpCode::Unary),
         )),
+        ops(
+            case("near_singular_points", near_singular_points),
+            &[U::Atanh, U::Atan].map(OpCode::Unary),
+        ),
         with_real(ops(
             case("conj_real_imag", conj_real_imag),
             &[U::Conj, U::Real, U::Imag].map(OpCode::Unary),
