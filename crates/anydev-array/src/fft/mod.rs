@@ -107,7 +107,10 @@ fn as_real(op: &str, x: &Array) -> Result<Array> {
     match dtype {
         DType::F32 | DType::F64 => Ok(x.clone()),
         DType::F16 | DType::BF16 => x.astype(x.ctx().float_for(DType::F32)),
-        d if d.is_integer() => x.astype(x.ctx().default_float()),
+        // Integers land on the device's floats (design 14), here the
+        // widest whose complex counterpart it holds too, so that every
+        // transform of them computes alike (`f32` on wgpu, without `c128`).
+        d if d.is_integer() => x.astype(x.ctx().float_for(DType::C128).real_dtype()),
         _ => Err(Error::InvalidDType {
             op: op.into(),
             dtype,

@@ -55,6 +55,10 @@ pub fn cases() -> Vec<Case> {
         Case::new("fft::real_input_keeps_its_precision", real_input_keeps_its_precision)
             .dtypes(&[DType::F32, DType::F64])
             .asks_support_itself(),
+        Case::new("fft::integer_input_lands_on_the_devices_floats", integer_input)
+            .dtypes(&[DType::I32])
+            .needs(Need::DType(DType::C64))
+            .asks_support_itself(),
     ];
     cases.extend(transforms);
     cases
@@ -279,6 +283,29 @@ fn real_input_keeps_its_precision(ctx: &CaseCtx) -> Result<(), Failure> {
                     format!("{:?}", got.map(|y| y.dtype())),
                 ))
             }
+        }
+    }
+    Ok(())
+}
+
+/// Integer input lands on the device's floats (design 14) for every
+/// transform alike: `c128` where the device holds it, else `c64`.
+fn integer_input(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dev = ctx.device;
+    let holds = |d| ctx.runtime.capabilities(dev).map(|c| c.supports_dtype(d));
+    let complex = if holds(DType::C128)? { DType::C128 } else { DType::C64 };
+    let x = Array::from_slice(&[1i32, 2, -3, 0], &[4], dev)?;
+    // The DFT of [1, 2, -3, 0]: X[k] = sum x[j] e^{-2 pi i jk / 4}.
+    let want = [(0.0, 0.0), (4.0, -2.0), (-4.0, 0.0), (4.0, 2.0)];
+    for (name, result, points) in [
+        ("fft", fft::fft(&x, None, -1, Norm::Backward)?, 4),
+        ("rfft", fft::rfft(&x, None, -1, Norm::Backward)?, 3),
+    ] {
+        check_eq(format!("{name} of i32: dtype"), complex, result.dtype())?;
+        let got = result.to_c128_vec()?;
+        for (k, (g, w)) in got.iter().zip(&want[..points]).enumerate() {
+            let close = (g.re - w.0).abs() < 1e-5 && (g.im - w.1).abs() < 1e-5;
+            check(close, format!("{name} of i32 [{k}]"), format!("{w:?}"), g)?;
         }
     }
     Ok(())
