@@ -208,8 +208,10 @@ fn random_stacks_hold(ctx: &CaseCtx) -> Result<(), Failure> {
 }
 
 /// The eigenvalues and singular values of `[[1, 2], [2, 1]]` (-1 and 3;
-/// 3 and 1) times 2^±e, where the squares of the entries overflow or
-/// underflow the dtype: they scale exactly with the matrix.
+/// 3 and 1) and the eigenvalues of `[[2, 1, 1], [1, 2, 1], [1, 1, 2]]`
+/// (1, 1 and 4, through `eig`'s reflections) times 2^±e, where the
+/// squares of the entries overflow or underflow the dtype: they scale
+/// exactly with the matrix.
 fn extreme_scales_hold(ctx: &CaseCtx, tol: f64) -> Result<(), Failure> {
     let e = if ctx.dtype().real_dtype() == DType::F64 {
         600
@@ -228,6 +230,20 @@ fn extreme_scales_hold(ctx: &CaseCtx, tol: f64) -> Result<(), Failure> {
         near_real(&what, &[-1.0, 3.0], &unscaled(ad::eigvalsh(&x)?)?, tol)?;
         let what = format!("svdvals of [[1, 2], [2, 1]] 2^{exp}");
         near_real(&what, &[3.0, 1.0], &unscaled(ad::svdvals(&x)?)?, tol)?;
+        let complex = ctx.dtype().complex_dtype().expect("a float dtype");
+        if ctx.runtime.capabilities(ctx.device)?.supports_dtype(complex) {
+            let values = [2.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0, 2.0].map(|v| v * scale);
+            let x = Array::from_slice(&values, &[3, 3], anydev_core::Device::cpu())?
+                .astype(ctx.dtype())?
+                .to_device(ctx.device)?;
+            let lambda = elements(&ad::eigvals(&x)?)?;
+            let mut real: Vec<f64> = lambda.iter().map(|l| l.re / scale).collect();
+            real.sort_by(f64::total_cmp);
+            let what = format!("eigvals of [[2, 1, 1], [1, 2, 1], [1, 1, 2]] 2^{exp}");
+            near_real(&what, &[1.0, 1.0, 4.0], &real, tol * 4.0)?;
+            let imag: Vec<f64> = lambda.iter().map(|l| l.im / scale).collect();
+            near_real(&format!("{what}: imaginary parts"), &[0.0; 3], &imag, tol * 4.0)?;
+        }
     }
     Ok(())
 }

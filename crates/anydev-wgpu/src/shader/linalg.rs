@@ -720,10 +720,15 @@ fn factorize(b: u32, count: u32) {
   let zero = C(R(0), R(0));
   let one = C(R(1), R(0));
   var norm = R(0);
+  for (var e = 0u; e < n * n; e++) { norm = max(norm, c_abs(s_to_c(in0[b * n * n + e]))); }
+  // Scaled to a largest magnitude of 1, as eigh and the SVD are: the
+  // reflections square entries, which overflow from about 1e19 in f32.
+  // The eigenvalues are scaled back; the unit eigenvectors need not be.
+  let wscale = norm_scale(norm);
+  norm *= wscale;
   for (var e = 0u; e < n * n; e++) {
-    work[h + e] = s_to_c(in0[b * n * n + e]);
+    work[h + e] = s_to_c(in0[b * n * n + e]) * wscale;
     work[z + e] = select(zero, one, e % (n + 1u) == 0u);
-    norm = max(norm, c_abs(work[h + e]));
   }
   // Hessenberg form: a reflection per column zeroes it below the
   // subdiagonal, applied on both sides of H and to Z. The reflection's
@@ -891,7 +896,12 @@ fn factorize(b: u32, count: u32) {
     for (var r = 0u; r < n; r++) { out1[vo + r * n + k] *= inv; }
   }
   let lo_out = b * n;
-  for (var k = 0u; k < n; k++) { out0[lo_out + k] = work[h_at(h, n, k, k)]; }
+  // The eigenvalues scaled back, in H too, where the pairing reads them.
+  for (var k = 0u; k < n; k++) {
+    let l = work[h_at(h, n, k, k)] / wscale;
+    work[h_at(h, n, k, k)] = l;
+    out0[lo_out + k] = l;
+  }
   if (p[2] != 0u) { pair_conjugates(b, n, count + b * n, h, xb); }
 }
 // For real input: an eigenvalue whose own conjugate is nearer to it than
