@@ -278,15 +278,29 @@ fn asarray(
     let array = if let Ok(a) = obj.cast::<PyArray>() {
         a.get().inner.clone()
     } else if obj.hasattr("__dlpack__")? {
-        dlpack::import(py, obj, device, copy)?
+        // Host data to convert is read in place on cpu:0 and converted
+        // before it moves (below), so that a dtype the target does not hold
+        // (NumPy's float64 for a device without f64) never has to reach it.
+        let convert_on_host = dtype.is_some() && copy != Some(false) && dlpack::host_producer(obj);
+        let at = if convert_on_host {
+            Some(PyDevice(Device::cpu()))
+        } else {
+            device
+        };
+        dlpack::import(py, obj, at, copy)?
     } else if let Some(host) = buffer::read(obj)? {
         if copy == Some(false) {
             return Err(buffer::copy_refused());
         }
         return compute(py, || {
             let device = creation_device(device_of(device))?;
-            let array = dlpack::upload(&host.bytes, &host.shape, host.dtype, device)?;
-            array.astype(dtype.map_or(host.dtype, |d| d.0))
+            let at = if holds(device, host.dtype)? {
+                device
+            } else {
+                Device::cpu()
+            };
+            let array = dlpack::upload(&host.bytes, &host.shape, host.dtype, at)?;
+            moved_as(&array, device, dtype.map_or(host.dtype, |d| d.0))
         })
         .map(PyArray::from);
     } else {
@@ -301,9 +315,24 @@ fn asarray(
         return Err(no_copy_allowed("another device or dtype"));
     }
     compute(py, || {
-        unshared(array.to_device(target)?.astype(dtype)?, &array, copy == Some(true))
+        unshared(moved_as(&array, target, dtype)?, &array, copy == Some(true))
     })
     .map(PyArray::from)
+}
+
+/// Whether `device` holds `dtype`.
+fn holds(device: Device, dtype: DType) -> anydev::Result<bool> {
+    Ok(anydev::runtime().capabilities(device)?.supports_dtype(dtype))
+}
+
+/// `array` as `dtype` on `target`: converted where it is when the target
+/// cannot hold its dtype, else moved first (the target converts faster).
+fn moved_as(array: &Array, target: Device, dtype: DType) -> anydev::Result<Array> {
+    if holds(target, array.dtype())? {
+        array.to_device(target)?.astype(dtype)
+    } else {
+        array.astype(dtype)?.to_device(target)
+    }
 }
 
 #[pyfunction]

@@ -663,6 +663,13 @@ fn host_code(code: i32) -> bool {
     code == KDL_CPU || code == KDL_CUDA_HOST
 }
 
+/// Whether the DLPack producer `x` says its memory is host memory.
+pub fn host_producer(x: &Bound<'_, PyAny>) -> bool {
+    x.call_method0("__dlpack_device__")
+        .and_then(|d| d.extract::<(i32, i32)>())
+        .is_ok_and(|(code, _)| host_code(code))
+}
+
 /// Whether DLPack device type `code` is a CUDA device's own memory
 /// (device or managed), which only a `cuda` device uses in place.
 fn cuda_code(code: i32) -> bool {

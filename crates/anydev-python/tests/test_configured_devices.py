@@ -56,6 +56,37 @@ def test_a_device_without_f64_defaults_to_float32():
     assert out.strip() == "ok"
 
 
+def test_data_in_a_dtype_the_device_lacks_converts_on_the_way():
+    """float64 and complex128 data (NumPy's defaults) reach a device
+    without them when asarray is given a dtype it holds: converted on
+    the host first, whatever the data came as."""
+    out = run_child(
+        """
+        import array
+        import numpy as np
+        import anydev as xp
+        d = xp.Device("sim:0")
+        values = np.array([0.1, -2.5, 3.0])
+        sources = [values, xp.asarray(values, device="cpu:0"), array.array("d", values), values.tolist()]
+        for source in sources:
+            x = xp.asarray(source, dtype=xp.float32, device=d)
+            assert x.device == d and x.dtype == xp.float32, (type(source), x)
+            np.testing.assert_array_equal(np.from_dlpack(x.to_device("cpu:0")), values.astype(np.float32))
+        z = xp.asarray(values + 1j, dtype=xp.complex64, device=d)
+        np.testing.assert_array_equal(np.from_dlpack(z.to_device("cpu:0")), (values + 1j).astype(np.complex64))
+        try:
+            xp.asarray(values, device=d)
+        except xp.UnsupportedError as e:
+            assert "f64" in str(e) and "sim:0" in str(e)
+        else:
+            raise AssertionError("float64 data kept as float64 on a device without it")
+        print("ok")
+        """,
+        ANYDEV_SIM_REFUSE_DTYPES="f64,c128",
+    )
+    assert out.strip() == "ok"
+
+
 def test_out_of_memory_is_a_memory_error_naming_the_device():
     out = run_child(
         """
