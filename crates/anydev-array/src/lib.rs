@@ -74,7 +74,7 @@ pub use factorize::{
     cholesky, det, eig, eigh, eigvals, eigvalsh, inv, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals, Rtol,
 };
 pub use foreign::follow_platform_stream;
-pub use format::{array_repr, array_to_string, EDGE_ITEMS, LINE_WIDTH, SUMMARY_THRESHOLD};
+pub use format::{array_repr, array_to_string, python_tuple, EDGE_ITEMS, LINE_WIDTH, SUMMARY_THRESHOLD};
 pub use linalg::{matmul, tensordot, vecdot, TensordotAxes};
 pub use linalg_ext::{cross, diagonal, matrix_norm, matrix_power, outer, trace, vector_norm, NormOrd};
 pub use manipulation::{broadcast_arrays, concat, diff, repeat, roll, stack, tile, unstack, Repeats};

@@ -31,17 +31,6 @@ fn quant_type(op: &str, name: &str) -> PyResult<QuantType> {
     QuantType::parse(name).map_err(|e| to_py(Error::invalid_argument(op, e.0)))
 }
 
-/// `shape` as Python writes a tuple, for the containers' `repr`.
-fn tuple(shape: &[usize]) -> String {
-    match shape {
-        [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
-        ),
-    }
-}
-
 /// An array quantized to 4 bits per element (NF4 or FP4).
 #[pyclass(module = "anydev.quant", name = "Quantized4bit", frozen)]
 pub struct PyQuantized4bit(Quantized4bit);
@@ -112,7 +101,7 @@ impl PyQuantized4bit {
         let q = &self.0;
         format!(
             "anydev.quant.Quantized4bit(shape={}, dtype={}, blocksize={}, quant_type='{}', device='{}')",
-            tuple(&q.shape),
+            anydev::python_tuple(&q.shape),
             crate::dtype::python_name(q.dtype),
             q.blocksize,
             q.quant_type.name(),
@@ -189,7 +178,7 @@ impl PyQuantizedBlockwise {
         let q = &self.0;
         format!(
             "anydev.quant.QuantizedBlockwise(shape={}, dtype={}, blocksize={}, device='{}')",
-            tuple(q.q.shape()),
+            anydev::python_tuple(q.q.shape()),
             crate::dtype::python_name(q.dtype),
             q.blocksize,
             q.q.device()

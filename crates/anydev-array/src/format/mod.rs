@@ -217,8 +217,9 @@ pub fn array_repr(array: &Array, prefix: &str, keywords: &[String]) -> String {
     format!("{text}{spacer}{extras}")
 }
 
-/// A shape as Python writes a tuple: `()`, `(5,)`, `(2, 3)`.
-fn python_tuple(shape: &[usize]) -> String {
+/// A shape as Python writes a tuple: `()`, `(5,)`, `(2, 3)` (for `repr`s
+/// of arrays and of the types bindings build on them).
+pub fn python_tuple(shape: &[usize]) -> String {
     match shape {
         [n] => format!("({n},)"),
         _ => format!(
