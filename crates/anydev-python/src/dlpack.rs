@@ -663,11 +663,16 @@ fn host_code(code: i32) -> bool {
     code == KDL_CPU || code == KDL_CUDA_HOST
 }
 
-/// Whether the DLPack producer `x` says its memory is host memory.
-pub fn host_producer(x: &Bound<'_, PyAny>) -> bool {
+/// The DLPack device `(type, id)` the producer `x` says its memory is on.
+fn producer_device(x: &Bound<'_, PyAny>) -> Option<(i32, i32)> {
     x.call_method0("__dlpack_device__")
         .and_then(|d| d.extract::<(i32, i32)>())
-        .is_ok_and(|(code, _)| host_code(code))
+        .ok()
+}
+
+/// Whether the DLPack producer `x` says its memory is host memory.
+pub fn host_producer(x: &Bound<'_, PyAny>) -> bool {
+    producer_device(x).is_some_and(|(code, _)| host_code(code))
 }
 
 /// Whether DLPack device type `code` is a CUDA device's own memory
@@ -816,11 +821,7 @@ pub fn import(py: Python<'_>, x: &Bound<'_, PyAny>, device: Option<PyDevice>, co
             x.get_type().name()?
         )));
     }
-    let producer_device = x
-        .call_method0("__dlpack_device__")
-        .and_then(|d| d.extract::<(i32, i32)>())
-        .ok();
-    let cuda = producer_device.filter(|d| cuda_code(d.0));
+    let cuda = producer_device(x).filter(|d| cuda_code(d.0));
     let home = cuda.and_then(|(_, id)| cuda_device(id));
     let target = device_of(device).or(home).unwrap_or(Device::cpu());
     let kwargs = pyo3::types::PyDict::new(py);

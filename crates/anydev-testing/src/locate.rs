@@ -16,7 +16,8 @@ pub fn sim_file_name() -> String {
 
 /// The simulator library: `ANYDEV_SIM_LIBRARY` if set; else the newer of
 /// the ones cargo built next to the running test executable
-/// (`target/<profile>/` and its `deps/`); else built now with `cargo build -p anydev-sim` into the same target dir.
+/// (`target/<profile>/` and its `deps/`); else built now with
+/// `cargo build -p anydev-sim` into the same target dir.
 pub fn sim_library() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
