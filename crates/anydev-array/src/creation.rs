@@ -350,16 +350,45 @@ fn complex_linspace(
 pub fn eye(n_rows: usize, n_cols: Option<usize>, k: isize, spec: impl Into<Spec>) -> Result<Array> {
     let spec = spec.into();
     let (ctx, _memory) = creation_placement("eye", &spec)?;
-    let mask = diagonal_offsets(&ctx, n_rows, n_cols.unwrap_or(n_rows))?.equal(k as i64)?;
+    let offsets = DiagonalOffsets::new("eye", &ctx, n_rows, n_cols.unwrap_or(n_rows))?;
+    let mask = offsets.values.equal(offsets.clamp(k))?;
     mask.astype(spec.dtype.unwrap_or(ctx.default_float()))
 }
 
-/// The `rows x cols` matrix of `j - i` (`i64`), from which triangle and
-/// diagonal masks are one comparison.
-fn diagonal_offsets(ctx: &Arc<DeviceCtx>, rows: usize, cols: usize) -> Result<Array> {
-    let i = arange_on(ctx, DType::I64, rows, 0.0, 1.0)?.reshape_to(&[rows, 1])?;
-    let j = arange_on(ctx, DType::I64, cols, 0.0, 1.0)?.reshape_to(&[1, cols])?;
-    crate::subtract(&j, &i)
+/// The `rows x cols` matrix of `j - i`, from which triangle and diagonal
+/// masks are one comparison. It is in the device's default integer dtype,
+/// so that a device without `i64` still builds float masks.
+struct DiagonalOffsets {
+    values: Array,
+    rows: usize,
+    cols: usize,
+}
+
+impl DiagonalOffsets {
+    fn new(op: &'static str, ctx: &Arc<DeviceCtx>, rows: usize, cols: usize) -> Result<Self> {
+        let dtype = ctx.default_int();
+        let limit = promote::dtype_limit(dtype, true);
+        if rows.max(cols) as f64 > limit {
+            return Err(Error::invalid_argument(
+                op,
+                format!(
+                    "{rows} x {cols} needs offsets beyond {dtype}, the widest integer {} holds",
+                    ctx.device
+                ),
+            ));
+        }
+        let i = arange_on(ctx, dtype, rows, 0.0, 1.0)?.reshape_to(&[rows, 1])?;
+        let j = arange_on(ctx, dtype, cols, 0.0, 1.0)?.reshape_to(&[1, cols])?;
+        let values = crate::subtract(&j, &i)?;
+        Ok(Self { values, rows, cols })
+    }
+
+    /// `k` moved into `-rows..=cols`, where every comparison with the
+    /// offsets (all in `1 - rows..cols`) gives what `k` itself would, and
+    /// which the offsets' dtype holds.
+    fn clamp(&self, k: isize) -> i64 {
+        (k as i64).clamp(-(self.rows as i64), self.cols as i64)
+    }
 }
 
 /// Which triangle `tril`/`triu` keep.
@@ -381,10 +410,11 @@ fn triangle(x: &Array, k: isize, which: Triangle) -> Result<Array> {
             format!("needs at least 2 dimensions, got shape {:?}", x.shape()),
         ));
     }
-    let offsets = diagonal_offsets(x.ctx(), x.shape()[n - 2], x.shape()[n - 1])?;
+    let offsets = DiagonalOffsets::new(op, x.ctx(), x.shape()[n - 2], x.shape()[n - 1])?;
+    let k = offsets.clamp(k);
     let keep = match which {
-        Triangle::Lower => offsets.less_equal(k as i64)?,
-        Triangle::Upper => offsets.greater_equal(k as i64)?,
+        Triangle::Lower => offsets.values.less_equal(k)?,
+        Triangle::Upper => offsets.values.greater_equal(k)?,
     };
     crate::where_(&keep, x, Weak::Bool(false))
 }

@@ -186,6 +186,40 @@ fn a_device_without_f64_defaults_to_f32() {
     });
 }
 
+/// `eye`, `tril` and `triu` build their masks from index offsets in the
+/// device's default integer, so a device without `i64` still makes them
+/// (before, they failed asking for `i64` even for `f32` output).
+#[test]
+fn diagonal_masks_need_no_i64() {
+    ad::with_runtime(runtime("no-i64", r#"{"refuse_dtypes": "f64,i64"}"#), || {
+        let (sim, cpu) = (dev("sim:0"), dev("cpu:0"));
+        let values: Vec<f32> = (1..=12).map(|v| v as f32).collect();
+        let on_cpu = Array::from_slice(&values, &[3, 4], cpu).unwrap();
+        let on_sim = on_cpu.to_device(sim).unwrap();
+        for k in [isize::MIN, -3, -1, 0, 2, 4, isize::MAX] {
+            let eye = ad::eye(3, Some(4), k, (DType::F32, sim)).unwrap();
+            let expected = ad::eye(3, Some(4), k, (DType::F32, cpu)).unwrap();
+            assert_eq!(
+                eye.to_vec::<f32>().unwrap(),
+                expected.to_vec::<f32>().unwrap(),
+                "eye k={k}"
+            );
+            for (made, reference) in [
+                (ad::tril(&on_sim, k), ad::tril(&on_cpu, k)),
+                (ad::triu(&on_sim, k), ad::triu(&on_cpu, k)),
+            ] {
+                let made = made.unwrap();
+                assert_eq!(made.device(), sim);
+                assert_eq!(
+                    made.to_vec::<f32>().unwrap(),
+                    reference.unwrap().to_vec::<f32>().unwrap(),
+                    "k={k}"
+                );
+            }
+        }
+    });
+}
+
 #[test]
 fn a_refused_dtype_is_an_error_on_the_sim_only() {
     ad::with_runtime(runtime("refuse", r#"{"refuse_dtypes": ["f64"]}"#), || {
