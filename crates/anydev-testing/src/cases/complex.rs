@@ -571,6 +571,65 @@ fn special_grid_matches_cpu(ctx: &CaseCtx) -> Result<(), Failure> {
     )
 }
 
+/// Finite values from near the largest `c64` holds down to 1e-18, whose
+/// squares stay normal.
+const LARGE_AND_SMALL: [f64; 10] = [0.0, -0.0, 1.0, -1.5, 1e-18, 1e30, 1.5e38, -2e38, 3e38, f32::MAX as f64];
+
+/// `multiply` of every pair and `square` of every value of a grid of
+/// large and small components, against `cpu:0`, within rounding of
+/// `|z| |w|`. A partial product may overflow where the result does not
+/// (`(3e38 + 3e38i)(2 + 2i)` is `0 + 1.2e39i`, `2 * 3e38 * 1e-37` is 60);
+/// the host computes `c64` in `f64`, and no device may give NaN or
+/// infinity there.
+fn products_of_large_values(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (dt, device) = (ctx.dtype(), ctx.device);
+    let values = rounded(
+        &LARGE_AND_SMALL
+            .iter()
+            .flat_map(|&re| LARGE_AND_SMALL.map(|im| c(re, im)))
+            .collect::<Vec<_>>(),
+        dt,
+    );
+    let n = values.len();
+    let column = carr(&values, &[n, 1], dt, device)?;
+    let row = column.reshape(&[1, -1])?;
+    let wide = |x: &Array| -> Result<Array, Failure> { Ok(x.to_device(Device::cpu())?.astype(DType::C128)?) };
+    let pairs = values.iter().flat_map(|z| values.iter().map(move |w| (*z, *w)));
+    let squares = values.iter().map(|z| (*z, *z));
+    let mut wrong = Vec::new();
+    for (what, got, host, exact, inputs) in [
+        (
+            "multiply",
+            ad::multiply(&column, &row)?,
+            ad::multiply(&column.to_device(Device::cpu())?, &row.to_device(Device::cpu())?)?,
+            ad::multiply(&wide(&column)?, &wide(&row)?)?,
+            pairs.collect::<Vec<_>>(),
+        ),
+        (
+            "square",
+            ad::square(&row)?,
+            ad::square(&row.to_device(Device::cpu())?)?,
+            ad::square(&wide(&row)?)?,
+            squares.collect(),
+        ),
+    ] {
+        let (got, want, exact) = (got.to_c128_vec()?, host.to_c128_vec()?, exact.to_c128_vec()?);
+        for ((&(z, w), g), (h, e)) in inputs.iter().zip(&got).zip(want.iter().zip(&exact)) {
+            let scale = z.norm() * w.norm();
+            let tol = 4.0 * tol(dt);
+            if !(same_component(h.re, g.re, e.re, tol, scale) && same_component(h.im, g.im, e.im, tol, scale)) {
+                wrong.push(format!("{what}({z}, {w}) = {g}, cpu gives {h}"));
+            }
+        }
+    }
+    check(
+        wrong.is_empty(),
+        "products of large values",
+        "cpu's results",
+        wrong.join("; "),
+    )
+}
+
 /// The cases of one complex dtype: each declares the real component
 /// dtype (results of abs/real/imag, operands of promotion) and bool
 /// (comparisons, conditions) it touches, so a device with c64 but no f64
@@ -646,6 +705,10 @@ fn cases_for(dt: DType) -> Vec<Case> {
             ],
         ))),
         case("special_grid_matches_cpu", special_grid_matches_cpu).asks_support_itself(),
+        ops(
+            case("products_of_large_values", products_of_large_values),
+            &[OpCode::Binary(B::Multiply), OpCode::Unary(U::Square)],
+        ),
     ]
 }
 

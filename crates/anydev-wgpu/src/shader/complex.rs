@@ -6,9 +6,9 @@
 //! FreeBSD's msun implements it (what NumPy returns); multiplication,
 //! division (Smith's algorithm), reciprocal, sign, `pow`, `log1p` and
 //! `expm1` are NumPy's formulas, the inverse functions Kahan's; `square`
-//! overflows only where the host's f64 result does. NaNs are produced
-//! explicitly, never as `y - y` or `0 / 0`: shader compilers fold those
-//! to 0.
+//! and products of finite values overflow only where the host's f64
+//! results do. NaNs are produced explicitly, never as `y - y` or `0 / 0`:
+//! shader compilers fold those to 0.
 //!
 //! Overflow is avoided where the result is finite: `abs` through `hypot`,
 //! `exp`/`sinh`/`cosh` for large real parts through `e^(x/2)` twice,
@@ -28,15 +28,40 @@ use anydev_ops::{BinaryOp, DType, UnaryOp};
 /// The WGSL library, included in every kernel with a c64 operand; it uses
 /// the f32 helpers and math library.
 pub const LIBRARY: &str = r#"
-fn c64_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+fn c64_mul_plain(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+// NumPy's formula. A component that overflows although a and b are
+// finite (a partial product overflowed; the host, computing in f64, may
+// still land in range, as in (3e38 + 3e38i)(2 + 2i)) is recomputed with
+// both factors scaled by 2^-66 and scaled back by 2^132. The scale is
+// chosen at run time so that the compiler cannot fold the two factors of
+// 2^66 into an infinite constant.
+fn c64_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let p = c64_mul_plain(a, b);
+  let redo = !isfinite_f32(p.x) || !isfinite_f32(p.y);
+  let rescue = redo && c64_isfinite(a) && c64_isfinite(b);
+  let down = select(1.0f, 1.3552527156068805e-20f, rescue);
+  let up = select(1.0f, 7.378697629483821e19f, rescue);
+  let q = (c64_mul_plain(a * down, b * down) * up) * up;
+  return vec2<f32>(select(p.x, q.x, rescue && !isfinite_f32(p.x)), select(p.y, q.y, rescue && !isfinite_f32(p.y)));
 }
 // x^2 - y^2 + 2xy i, the real part as (x - y)(x + y) where x^2 - y^2
 // overflows (to inf or inf - inf) and the result may not, as the host's
-// f64 does not; elsewhere x^2 - y^2, whose zeros have NumPy's signs.
+// f64 does not; elsewhere x^2 - y^2, whose zeros have NumPy's signs. For
+// finite x and y a zero factor gives +0, the host's x^2 - y^2, even when
+// the other factor overflowed (x = y = 2e38). The smaller factor of 2xy
+// is doubled, so 2xy overflows only where it is out of range
+// (2 * 3e38 * 1e-37 is 60, not inf), and is rounded once.
 fn c64_square(a: vec2<f32>) -> vec2<f32> {
   let re = a.x * a.x - a.y * a.y;
-  return vec2<f32>(select(re, (a.x - a.y) * (a.x + a.y), !isfinite_f32(re)), 2.0f * a.x * a.y);
+  let d = a.x - a.y;
+  let s = a.x + a.y;
+  let cancels = c64_isfinite(a) && (iszero_f32(d) || iszero_f32(s));
+  let factored = select(d * s, 0.0f, cancels);
+  let x_smaller = abs(a.x) < abs(a.y);
+  let im = (2.0f * select(a.y, a.x, x_smaller)) * select(a.x, a.y, x_smaller);
+  return vec2<f32>(select(re, factored, !isfinite_f32(re)), im);
 }
 // x / +0 without dividing (compilers fold 0 / y to 0).
 fn c64_by_zero(v: f32) -> f32 { return select(copysign_f32(inf_f32(), v), nan_f32(), iszero_f32(v) || isnan_f32(v)); }
