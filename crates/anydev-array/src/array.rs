@@ -106,6 +106,13 @@ impl Array {
         }
     }
 
+    /// Whether the write methods refuse the array: it is a broadcast view,
+    /// or a view of one, where several elements share a memory location.
+    /// Exports (DLPack) carry this so that consumers refuse writes too.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only || self.repeats_elements()
+    }
+
     /// Whether two of the array's elements are one memory location (a
     /// zero stride along an axis longer than 1).
     pub(crate) fn repeats_elements(&self) -> bool {

@@ -152,7 +152,7 @@ impl Array {
     /// Refuses writes through a broadcast view: its zero strides make
     /// several elements one memory location.
     fn check_writable(&self, op: &str) -> Result<()> {
-        if self.read_only || self.repeats_elements() {
+        if self.is_read_only() {
             return Err(Error::invalid_argument(
                 op,
                 format!(

@@ -426,7 +426,16 @@ impl PyArray {
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let a = &self.inner;
-        let p = match plan(a, dl_device, copy)? {
+        let versioned = max_version.is_some_and(|(major, _)| major >= 1);
+        let plan = plan(a, dl_device, copy)?;
+        let read_only = matches!(plan, Plan::InPlace(_)) && a.is_read_only();
+        if read_only && !versioned {
+            return Err(PyBufferError::new_err(
+                "a read-only array (a broadcast view, or a view of one) cannot go out in place in a legacy \
+                 DLPack capsule, which has no read-only flag: pass max_version=(1, 0), or copy=True",
+            ));
+        }
+        let p = match plan {
             Plan::InPlace(place) => prepare(py, a, Some(place), wait_for(stream.as_ref(), place.device)?)?,
             Plan::DeviceCopy => {
                 let copied = compute(py, || a.copy())?;
@@ -452,8 +461,9 @@ impl PyArray {
             byte_offset: 0,
         };
         let mut export = p.export;
-        if max_version.is_some_and(|(major, _)| major >= 1) {
-            let flags = if p.copied { FLAG_IS_COPIED } else { 0 };
+        if versioned {
+            let copied = if p.copied { FLAG_IS_COPIED } else { 0 };
+            let flags = copied | if read_only { FLAG_READ_ONLY } else { 0 };
             let dl_tensor = tensor(&mut export);
             let boxed = Box::new(VersionedBox {
                 tensor: DLManagedTensorVersioned {

@@ -96,6 +96,24 @@ def test_views_export_with_their_strides_and_offset(host_device):
     assert np.from_dlpack(xp.zeros((0, 2), device=host_device)).shape == (0, 2)
 
 
+def test_broadcast_views_export_read_only(host_device):
+    """A broadcast view's elements share memory, so anydev refuses writes
+    to it; its export says so (DLPack 1.0's READ_ONLY flag), and a legacy
+    capsule, which cannot, is refused as NumPy refuses its own."""
+    x = xp.asarray([1.0, 2.0, 3.0], device=host_device)
+    for view in [xp.broadcast_to(x, (2, 3)), xp.broadcast_to(x, (2, 3))[1]]:
+        a = np.from_dlpack(view)
+        assert not a.flags.writeable
+        np.testing.assert_array_equal(a, np.broadcast_to([1.0, 2.0, 3.0], view.shape))
+        assert np.shares_memory(a, np.from_dlpack(x))
+        with pytest.raises(BufferError, match="read-only"):
+            view.__dlpack__()
+        copied = np.from_dlpack(view, copy=True)
+        assert copied.flags.writeable
+        assert not np.shares_memory(copied, np.from_dlpack(x))
+    assert np.from_dlpack(x).flags.writeable
+
+
 def test_copy_requests_are_honoured(host_device):
     x = xp.asarray([1.0, 2.0], device=host_device)
     shared = np.from_dlpack(x)
