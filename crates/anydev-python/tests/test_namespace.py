@@ -56,6 +56,13 @@ def test_capabilities_are_the_standards_keys():
     assert caps["max dimensions"] == 64
 
 
+def test_max_dimensions_is_the_limit_every_device_enforces(device):
+    limit = xp.__array_namespace_info__().capabilities()["max dimensions"]
+    assert xp.zeros((1,) * limit, device=device).ndim == limit
+    with pytest.raises(ValueError, match="dimensions"):
+        xp.zeros((1,) * (limit + 1), device=device)
+
+
 def test_default_device_is_available():
     info = xp.__array_namespace_info__()
     assert info.default_device() in info.devices()

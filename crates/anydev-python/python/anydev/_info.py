@@ -32,9 +32,9 @@ class _Info:
             "boolean indexing": True,
             # nonzero and unique_values exist.
             "data-dependent shapes": True,
-            # The host kernels' limit (anydev-kernels); a backend may refuse
-            # fewer dimensions of a layout it cannot merge.
-            "max dimensions": 64,
+            # NumPy's limit, which every device enforces alike; a backend
+            # may refuse fewer dimensions of a layout it cannot merge.
+            "max dimensions": _anydev._MAX_NDIM,
         }
 
     def default_device(self):
