@@ -107,8 +107,16 @@ fn list(items: &[String]) -> String {
 }
 
 /// Defines an op. The name must be `namespace::name` (letters, digits and
-/// `_` in each part) and not defined before.
+/// `_` in each part) and not defined before, by a library or by anydev's
+/// own extensions (`linalg`, `fft`).
 pub fn define_op(def: OpDef) -> Result<()> {
+    builtins_defined()?;
+    insert_op(def)
+}
+
+/// [`define_op`] without defining the built-in extensions first: how
+/// they define themselves.
+fn insert_op(def: OpDef) -> Result<()> {
     let well_formed = def.name.split_once("::").is_some_and(|(ns, name)| {
         let part = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         part(ns) && part(name)
@@ -151,6 +159,12 @@ pub fn define_op(def: OpDef) -> Result<()> {
 /// kernel serves only `cpu`, WGSL only `wgpu`, CUDA only `cuda`; one
 /// kernel per kind.
 pub fn register_kernel(op: &str, kind: &str, kernel: Kernel) -> Result<()> {
+    builtins_defined()?;
+    insert_kernel(op, kind, kernel)
+}
+
+/// [`register_kernel`] without defining the built-in extensions first.
+fn insert_kernel(op: &str, kind: &str, kernel: Kernel) -> Result<()> {
     let fits = match &kernel {
         Kernel::Host(_) => kind == HOST_KIND,
         Kernel::Wgsl(_) => kind == "wgpu",
@@ -182,8 +196,8 @@ pub fn register_kernel(op: &str, kind: &str, kernel: Kernel) -> Result<()> {
 /// yet, declare their ops.
 pub(crate) fn define_host_op(def: OpDef, kernel: Kernel) -> Result<()> {
     let name = def.name.clone();
-    define_op(def)?;
-    register_kernel(&name, HOST_KIND, kernel)
+    insert_op(def)?;
+    insert_kernel(&name, HOST_KIND, kernel)
 }
 
 /// The `cpu` kernel of the built-in extension op `name` (a factorization
@@ -220,7 +234,7 @@ pub fn set_host_fallback(op: &str, allow: bool) -> Result<()> {
 
 /// The device kinds with a kernel registered for `op` in this process
 /// ([`register_kernel`]), sorted. Backends that implement `op` themselves
-/// (wgpu's `linalg` and `fft`, plugins that list it) are not kernels
+/// (wgpu's `linalg::*`, plugins that list it) are not kernels
 /// registered here: [`device_ops`] lists them per device, and
 /// [`Error::NoKernel`] names both.
 pub fn kernel_kinds(op: &str) -> Result<Vec<String>> {
@@ -232,9 +246,10 @@ pub fn kernel_kinds(op: &str) -> Result<Vec<String>> {
         .ok_or_else(|| unknown(&registry, op))
 }
 
-/// Defines the built-in extensions' ops (`linalg`, `fft`), which
-/// otherwise appear on their first use, so that the queries below list
-/// them from the start.
+/// Defines the built-in extensions' ops (`linalg`, `fft`), once, before
+/// any public function here looks at the registry: every one of them
+/// knows the built-in names from the first call on, and no library can
+/// take one of them first.
 fn builtins_defined() -> Result<()> {
     crate::factorize::defined()?;
     crate::fft::kernels::defined()
@@ -296,6 +311,7 @@ pub fn call(op: &str, inputs: &[&Array], attrs: &Attrs) -> Result<Vec<Array>> {
 
 /// [`call`] with per-call options.
 pub fn call_with(op: &str, inputs: &[&Array], attrs: &Attrs, options: CallOptions) -> Result<Vec<Array>> {
+    builtins_defined()?;
     // The kind whose kernel is wanted, if the inputs agree (checked below).
     let kind = inputs.first().map(|x| x.device().kind());
     let (def, kernel, host, op_fallback) = {
