@@ -1,6 +1,6 @@
 //! Elementwise functions of one argument.
 
-use crate::arith::{lift1, Num};
+use crate::arith::{lift1, lift1_wide, Num};
 use crate::dispatch::{with_any, with_bits, with_float, with_numeric};
 use crate::element::{Element, Float};
 use crate::error::KernelError;
@@ -75,13 +75,13 @@ pub(crate) unsafe fn unary(op: UnaryOp, x: &HostTensor, out: &HostTensor) -> Res
             dt,
             |T| match op {
                 Acos => run!(T, heavy, |v: T| lift1(v, |c| c.acos())),
-                Acosh => run!(T, heavy, |v: T| lift1(v, hyperbolic::acosh)),
+                Acosh => run!(T, heavy, |v: T| lift1_wide(v, hyperbolic::acosh)),
                 Asin => run!(T, heavy, |v: T| lift1(v, |c| c.asin())),
-                Asinh => run!(T, heavy, |v: T| lift1(v, hyperbolic::asinh)),
+                Asinh => run!(T, heavy, |v: T| lift1_wide(v, hyperbolic::asinh)),
                 Atan => run!(T, heavy, |v: T| lift1(v, |c| c.atan())),
-                Atanh => run!(T, heavy, |v: T| lift1(v, hyperbolic::atanh)),
+                Atanh => run!(T, heavy, |v: T| lift1_wide(v, hyperbolic::atanh)),
                 Cos => run!(T, heavy, |v: T| lift1(v, |c| c.cos())),
-                Cosh => run!(T, heavy, |v: T| lift1(v, |c| c.cosh())),
+                Cosh => run!(T, heavy, |v: T| lift1_wide(v, f64::cosh)),
                 Exp => run!(T, math, exp::<T>),
                 Expm1 => run!(T, math, exp_m1::<T>),
                 Log => run!(T, math, ln::<T>),
@@ -89,7 +89,7 @@ pub(crate) unsafe fn unary(op: UnaryOp, x: &HostTensor, out: &HostTensor) -> Res
                 Log2 => run!(T, heavy, |v: T| lift1(v, |c| c.log2())),
                 Log10 => run!(T, heavy, |v: T| lift1(v, |c| c.log10())),
                 Sin => run!(T, heavy, |v: T| lift1(v, |c| c.sin())),
-                Sinh => run!(T, heavy, |v: T| lift1(v, |c| c.sinh())),
+                Sinh => run!(T, heavy, |v: T| lift1_wide(v, f64::sinh)),
                 Tan => run!(T, heavy, |v: T| lift1(v, |c| c.tan())),
                 Tanh => run!(T, math, tanh::<T>),
                 Sqrt => run!(T, cheap, |v: T| lift1(v, |c| c.sqrt())),
