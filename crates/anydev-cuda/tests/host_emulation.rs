@@ -253,12 +253,17 @@ fn tensor(data: &mut [u8], dtype: DType, shape: &[usize]) -> HostTensor<'static>
 }
 
 /// The real functions the host kernels compute with formulas of their
-/// own: the inverse hyperbolic functions (Rust's), and exp, expm1, log,
-/// log1p and tanh (the vectorised ones of anydev-kernels' `vmath`) rather
-/// than libm's: those may differ in the last bits.
+/// own: the inverse hyperbolic functions (Rust's), cosh and sinh (in f64
+/// for f32), and exp, expm1, log, log1p and tanh (the vectorised ones of
+/// anydev-kernels' `vmath`) rather than libm's: those may differ in the
+/// last bits.
 fn own_formula(op: UnaryOp, d: DType) -> bool {
     use UnaryOp::*;
-    d.is_float() && matches!(op, Acosh | Asinh | Atanh | Exp | Expm1 | Log | Log1p | Tanh)
+    d.is_float()
+        && matches!(
+            op,
+            Acosh | Asinh | Atanh | Cosh | Sinh | Exp | Expm1 | Log | Log1p | Tanh
+        )
 }
 
 fn elementwise_cases(d: DType, cases: &mut Vec<Case>) {
