@@ -9,6 +9,7 @@
 //! row-major linear index of its first element, which keeps counter-based
 //! kernels (arange, random) independent of chunking.
 
+use crate::assist::run_tasks;
 use crate::error::{invalid, KernelError};
 use crate::tensor::{HostTensor, SendPtrs};
 use rayon::prelude::*;
@@ -37,6 +38,12 @@ const TASK_PS: usize = 100_000_000;
 const fn grain(ps: usize) -> usize {
     TASK_PS / ps
 }
+
+/// Tasks per grain of a call below two grains, which [`run_tasks`]
+/// shares between the calling thread and pool threads that are awake: a
+/// few microseconds each, so the caller never waits long for a helper's
+/// last task. Calls of fewer elements than one such task stay whole.
+const ASSISTED_TASKS: usize = 32;
 
 /// Memory-bound elementwise work (add, divide, casts, copies): about
 /// 0.25 ns an element once the operands leave the caches.
@@ -224,22 +231,35 @@ where
         }
     };
     let threads = rayon::current_num_threads();
-    if numel < 2 * grain || threads < 2 {
+    if numel < grain / ASSISTED_TASKS || threads < 2 {
         run(0, rows, 0, inner);
         return;
     }
-    let chunk = (numel / (threads * 4)).max(grain);
-    if inner >= chunk {
+    // Calls too small to pay for waking a sleeping worker (under two
+    // grains) run on the calling thread, which pool threads that are
+    // already awake join; larger ones wait for the pool.
+    let assisted = numel < 2 * grain;
+    let chunk = if assisted {
+        (grain / ASSISTED_TASKS).max(1)
+    } else {
+        (numel / (threads * 4)).max(grain)
+    };
+    let (tasks, task): (usize, &(dyn Fn(usize) + Sync)) = if inner >= chunk {
         let pieces = inner.div_ceil(chunk);
-        (0..rows * pieces).into_par_iter().for_each(|t| {
+        let task = move |t: usize| {
             let (r, p) = (t / pieces, t % pieces);
             run(r, r + 1, p * chunk, ((p + 1) * chunk).min(inner));
-        });
+        };
+        (rows * pieces, &{ task })
     } else {
         let per = (chunk / inner).max(1);
-        let tasks = rows.div_ceil(per);
-        (0..tasks).into_par_iter().for_each(|t| {
-            run(t * per, ((t + 1) * per).min(rows), 0, inner);
-        });
+        (rows.div_ceil(per), &move |t: usize| {
+            run(t * per, ((t + 1) * per).min(rows), 0, inner)
+        })
+    };
+    if assisted {
+        run_tasks(tasks, task);
+    } else {
+        (0..tasks).into_par_iter().for_each(task);
     }
 }

@@ -33,6 +33,7 @@
 //! size (fixed chunking for long reductions, counter-based random).
 
 mod arith;
+mod assist;
 mod binary;
 pub mod blocks;
 mod cast;

@@ -748,6 +748,41 @@ fn large_operands_in_pools_of_one_two_and_four_threads() {
     assert_eq!(results[0], results[2]);
 }
 
+/// Mid-sized operands (under two grains) are shared between the calling
+/// thread and pool threads that are awake, by pieces of long rows or by
+/// groups of short ones; results do not depend on who ran which.
+#[test]
+fn mid_sized_operands_in_pools_of_one_two_and_four_threads() {
+    for shape in [[3usize, 100_001], [5_000, 31]] {
+        let n = shape[0] * shape[1];
+        let xs: Vec<f32> = (0..n).map(|i| (i % 997) as f32 * 0.01).collect();
+        let a = Arr::new(xs.clone(), &shape);
+        // Column-major: its rows do not merge with the output's, so the
+        // kernels walk rows of `shape[1]` elements.
+        let a_f = Arr::with_layout(&xs, &shape, Layout::F);
+        let mut results = Vec::new();
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                // Repeated, so that helpers are awake for some of the calls.
+                for _ in 0..20 {
+                    let exp: Vec<f32> = un(UnaryOp::Exp, &a_f).unwrap();
+                    let sum: Vec<f32> = bin(BinaryOp::Add, &a, &a_f).unwrap();
+                    results.push((exp, sum));
+                }
+            });
+        }
+        let expected: Vec<f32> = xs.iter().map(|x| x + x).collect();
+        for (exp, sum) in &results {
+            assert_eq!(sum, &expected, "{shape:?}");
+            assert_eq!(exp, &results[0].0, "{shape:?}");
+        }
+        for (got, x) in results[0].0.iter().zip(&xs) {
+            assert!(close(*got as f64, (*x as f64).exp(), 1e-6));
+        }
+    }
+}
+
 #[test]
 fn where_selects_with_tensors_and_scalars() {
     let cond = Arr::new(vec![true, false, true, false, false, true], &[2, 3]);
