@@ -101,6 +101,41 @@ def test_complex_special_values_match_numpy(device, dtype):
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_pow_of_zero_matches_numpy(device, dtype):
+    """0 ** b is 0 where b's real part is positive, whatever its
+    imaginary part, 1 for b = 0, NaN otherwise (NumPy 2)."""
+    needs_dtype(device, getattr(xp, dtype))
+    exponents = [1 + 1j, 1 - 1j, 2, 0.5, 1e-30 + 5j, complex(np.inf, 1), complex(1, np.inf), -1 + 1j, -1, 1j, 0, -0.0,
+                 complex(np.nan, 0), complex(0, np.nan)]
+    a = np.zeros(3 * len(exponents), dtype=dtype)
+    a.real[1::3], a.imag[2::3] = -0.0, -0.0
+    b = np.repeat(np.array(exponents, dtype=dtype), 3)
+    got = host(run_or_skip(xp.pow, xp.asarray(a, device=device), xp.asarray(b, device=device)))
+    with np.errstate(all="ignore"):
+        want = np.power(a, b)
+    ok = same_special(want, got, 0)
+    assert ok.all(), [f"{z} ** {w} = {g}, NumPy {e}" for z, w, g, e, k in zip(a, b, got, want, ok) if not k]
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_pow_with_infinite_exponents_is_cpow(device, dtype):
+    """Non-integer exponents give C's cpow, exp(b log a) with C99's
+    multiplication, which keeps the infinities the plain formula turns
+    into NaNs: 1j ** (inf + inf j) is 0 in NumPy, not NaN."""
+    needs_dtype(device, getattr(xp, dtype))
+    values = [1j, -2.0, 0.5 + 0.5j, 3.0, complex(np.inf, 1), complex(1, -np.inf), complex(-np.inf, np.inf)]
+    exponents = [complex(np.inf, np.inf), complex(np.inf, -np.inf), complex(-np.inf, np.inf), complex(np.inf, 0.5),
+                 complex(0.5, np.inf), complex(-np.inf, 0), 0.5 + 0.5j, -1.5 + 2j]
+    a = np.repeat(np.array(values, dtype=dtype), len(exponents))
+    b = np.tile(np.array(exponents, dtype=dtype), len(values))
+    got = host(run_or_skip(xp.pow, xp.asarray(a, device=device), xp.asarray(b, device=device)))
+    with np.errstate(all="ignore"):
+        want = np.power(a, b)
+    ok = same_special(want, got, TOL[dtype] * 64)
+    assert ok.all(), [f"{z} ** {w} = {g}, NumPy {e}" for z, w, g, e, k in zip(a, b, got, want, ok) if not k]
+
+
 def test_complex_scalars_promote_weakly(device):
     needs_dtype(device, xp.float32, xp.complex64)
     x = xp.asarray([1.0, 2.0], dtype=xp.float32, device=device)

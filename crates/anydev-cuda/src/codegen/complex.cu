@@ -76,6 +76,32 @@ __device__ __forceinline__ cdouble c_subtract(cdouble a, cdouble b) { return cdb
 __device__ __forceinline__ cdouble c_multiply(cdouble a, cdouble b) {
     return cdbl(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
 }
+// a * b as C99's _Complex multiplication (Annex G.5.1): where the plain
+// formula gives NaN in both parts but an operand is infinite, or a partial
+// product overflowed, the result is an infinity (pow's b log a needs it).
+__device__ __forceinline__ double c_unit(double t) { return copysign(m_isinf(t) ? 1.0 : 0.0, t); }
+__device__ __forceinline__ double c_zero_nan(double t) { return m_isnan(t) ? copysign(0.0, t) : t; }
+__device__ __forceinline__ cdouble c_multiply_annex_g(cdouble a, cdouble b) {
+    const cdouble p = c_multiply(a, b);
+    if (!(m_isnan(p.re) && m_isnan(p.im))) return p;
+    double x = a.re, y = a.im, u = b.re, v = b.im;
+    bool recompute = false;
+    if (m_isinf(x) || m_isinf(y)) {
+        x = c_unit(x); y = c_unit(y); u = c_zero_nan(u); v = c_zero_nan(v);
+        recompute = true;
+    }
+    if (m_isinf(u) || m_isinf(v)) {
+        u = c_unit(u); v = c_unit(v); x = c_zero_nan(x); y = c_zero_nan(y);
+        recompute = true;
+    }
+    if (!recompute && (m_isinf(x * u) || m_isinf(y * v) || m_isinf(x * v) || m_isinf(y * u))) {
+        x = c_zero_nan(x); y = c_zero_nan(y); u = c_zero_nan(u); v = c_zero_nan(v);
+        recompute = true;
+    }
+    if (!recompute) return p;
+    const double inf = c_inf();
+    return cdbl(inf * (x * u - y * v), inf * (x * v + y * u));
+}
 // Sums, products and scans accumulate in cdouble through these.
 __device__ __forceinline__ cdouble operator+(cdouble a, cdouble b) { return c_add(a, b); }
 __device__ __forceinline__ cdouble operator*(cdouble a, cdouble b) { return c_multiply(a, b); }
@@ -375,13 +401,14 @@ __device__ __forceinline__ cdouble c_atan(cdouble z) {
     return c_times_minus_i(c_atanh(c_times_i(z)));
 }
 
-// a ** b as NumPy computes it: b = 0 gives 1, a zero base gives 0 for a
-// positive real exponent (NaN otherwise), small integer exponents multiply
-// out, others are exp(b log a).
+// a ** b as NumPy computes it: b = 0 gives 1, a zero base gives 0 for an
+// exponent with a positive real part (NaN otherwise), small integer
+// exponents multiply out, others are C's cpow, exp(b log a) with C99's
+// multiplication.
 __device__ __forceinline__ cdouble c_pow(cdouble a, cdouble b) {
     const double br = b.re, bi = b.im;
     if (br == 0.0 && bi == 0.0) return cdbl(1.0, 0.0);
-    if (a.re == 0.0 && a.im == 0.0) return (br > 0.0 && bi == 0.0) ? cdbl(0.0, 0.0) : cdbl(c_nan(), c_nan());
+    if (a.re == 0.0 && a.im == 0.0) return br > 0.0 ? cdbl(0.0, 0.0) : cdbl(c_nan(), c_nan());
     if (bi == 0.0 && br == trunc(br) && fabs(br) < 100.0) {
         const int n = (int)br;
         if (n == 1) return a;
@@ -397,7 +424,7 @@ __device__ __forceinline__ cdouble c_pow(cdouble a, cdouble b) {
         }
         return n < 0 ? c_divide(cdbl(1.0, 0.0), acc) : acc;
     }
-    return c_exp(c_multiply(b, c_log(a)));
+    return c_exp(c_multiply_annex_g(b, c_log(a)));
 }
 
 // ---- warp shuffles of the accumulator (two doubles)

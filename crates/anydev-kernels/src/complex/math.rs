@@ -54,6 +54,41 @@ pub(crate) fn mul(a: C, b: C) -> C {
     c(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
 }
 
+/// `a * b` as C99's `_Complex` multiplication (Annex G.5.1): where the
+/// plain formula gives NaN in both parts but an operand is infinite, or a
+/// partial product overflowed, the result is an infinity. `pow` needs it:
+/// NumPy's `a ** b` is C's `cpow`, `cexp(b * clog(a))`, and
+/// `(inf + inf i) * (pi/2) i` is `-inf + inf i` there, not NaN.
+pub(crate) fn mul_annex_g(a: C, b: C) -> C {
+    let p = mul(a, b);
+    if !(p.re.is_nan() && p.im.is_nan()) {
+        return p;
+    }
+    let (mut x, mut y, mut u, mut v) = (a.re, a.im, b.re, b.im);
+    // An infinity becomes ±1 and its partner ±0; a NaN beside the other
+    // operand's infinity becomes ±0.
+    let unit = |t: f64| 1f64.copysign(t) * f64::from(u8::from(t.is_infinite()));
+    let zero_nan = |t: f64| if t.is_nan() { 0f64.copysign(t) } else { t };
+    let mut recompute = false;
+    if x.is_infinite() || y.is_infinite() {
+        (x, y, u, v) = (unit(x), unit(y), zero_nan(u), zero_nan(v));
+        recompute = true;
+    }
+    if u.is_infinite() || v.is_infinite() {
+        (u, v, x, y) = (unit(u), unit(v), zero_nan(x), zero_nan(y));
+        recompute = true;
+    }
+    let overflowed = [x * u, y * v, x * v, y * u].iter().any(|t| t.is_infinite());
+    if !recompute && overflowed {
+        (x, y, u, v) = (zero_nan(x), zero_nan(y), zero_nan(u), zero_nan(v));
+        recompute = true;
+    }
+    if !recompute {
+        return p;
+    }
+    c(f64::INFINITY * (x * u - y * v), f64::INFINITY * (x * v + y * u))
+}
+
 /// `a / b` by Smith's algorithm as NumPy implements it (a zero divisor
 /// gives infinities or NaNs component-wise).
 pub(crate) fn div(a: C, b: C) -> C {
@@ -499,19 +534,16 @@ pub(crate) fn atan(z: C) -> C {
 }
 
 /// `a ** b` as NumPy computes it: `b = 0` gives 1, a zero base gives 0
-/// for a positive real exponent (NaN otherwise), small integer exponents
-/// multiply out, others are `exp(b log a)`.
+/// for an exponent with a positive real part (NaN otherwise), small
+/// integer exponents multiply out, others are C's `cpow`,
+/// `exp(b log a)` with C99's multiplication ([`mul_annex_g`]).
 pub(crate) fn pow(a: C, b: C) -> C {
     let (br, bi) = (b.re, b.im);
     if br == 0.0 && bi == 0.0 {
         return c(1.0, 0.0);
     }
     if a.re == 0.0 && a.im == 0.0 {
-        return if br > 0.0 && bi == 0.0 {
-            c(0.0, 0.0)
-        } else {
-            c(NAN, NAN)
-        };
+        return if br > 0.0 { c(0.0, 0.0) } else { c(NAN, NAN) };
     }
     if bi == 0.0 && br == br.trunc() && br.abs() < 100.0 {
         let n = br as i32;
@@ -534,5 +566,5 @@ pub(crate) fn pow(a: C, b: C) -> C {
         }
         return if n < 0 { div(c(1.0, 0.0), acc) } else { acc };
     }
-    exp(mul(b, log(a)))
+    exp(mul_annex_g(b, log(a)))
 }

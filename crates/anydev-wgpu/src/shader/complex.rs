@@ -274,13 +274,46 @@ fn c64_tanh(z: vec2<f32>) -> vec2<f32> {
   let d = 1.0f + beta * s * s;
   return vec2<f32>((beta * rho * s) / d, t / d);
 }
-// NumPy's: a^0 = 1; 0^b is 0 for real b > 0 and NaN otherwise; integer
-// real exponents below 100 in magnitude by repeated squaring (negative
-// ones through the reciprocal); else exp(b log a).
+// a * b as C99's _Complex multiplication (Annex G.5.1): where the plain
+// formula gives NaN in both parts but an operand is infinite, or a partial
+// product overflowed, the result is an infinity. An infinite component
+// becomes +-1 and its partner +-0, a NaN beside the other operand's
+// infinity +-0.
+fn c64_unit(t: f32) -> f32 { return copysign_f32(select(0.0f, 1.0f, isinf_f32(t)), t); }
+fn c64_zero_nan(t: f32) -> f32 { return select(t, copysign_f32(0.0f, t), isnan_f32(t)); }
+fn c64_mul_annex_g(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+  let p = c64_mul_plain(a, b);
+  if (!(isnan_f32(p.x) && isnan_f32(p.y))) { return p; }
+  var z = a;
+  var w = b;
+  var again = false;
+  if (isinf_f32(z.x) || isinf_f32(z.y)) {
+    z = vec2<f32>(c64_unit(z.x), c64_unit(z.y));
+    w = vec2<f32>(c64_zero_nan(w.x), c64_zero_nan(w.y));
+    again = true;
+  }
+  if (isinf_f32(w.x) || isinf_f32(w.y)) {
+    w = vec2<f32>(c64_unit(w.x), c64_unit(w.y));
+    z = vec2<f32>(c64_zero_nan(z.x), c64_zero_nan(z.y));
+    again = true;
+  }
+  let overflowed = isinf_f32(z.x * w.x) || isinf_f32(z.y * w.y) || isinf_f32(z.x * w.y) || isinf_f32(z.y * w.x);
+  if (!again && overflowed) {
+    z = vec2<f32>(c64_zero_nan(z.x), c64_zero_nan(z.y));
+    w = vec2<f32>(c64_zero_nan(w.x), c64_zero_nan(w.y));
+    again = true;
+  }
+  if (!again) { return p; }
+  return inf_f32() * c64_mul_plain(z, w);
+}
+// NumPy's: a^0 = 1; 0^b is 0 where b's real part is positive and NaN
+// otherwise; integer real exponents below 100 in magnitude by repeated
+// squaring (negative ones through the reciprocal); else C's cpow,
+// exp(b log a) with C99's multiplication.
 fn c64_pow(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   if (iszero_f32(b.x) && iszero_f32(b.y)) { return vec2<f32>(1.0f, 0.0f); }
   if (iszero_f32(a.x) && iszero_f32(a.y)) {
-    if (b.x > 0.0f && iszero_f32(b.y)) { return vec2<f32>(0.0f, 0.0f); }
+    if (b.x > 0.0f) { return vec2<f32>(0.0f, 0.0f); }
     return c64_nan();
   }
   if (iszero_f32(b.y) && trunc(b.x) == b.x && abs(b.x) < 100.0f) {
@@ -300,7 +333,7 @@ fn c64_pow(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     if (b.x < 0.0f) { return c64_div(vec2<f32>(1.0f, 0.0f), r); }
     return r;
   }
-  return c64_exp(c64_mul(b, c64_log(a)));
+  return c64_exp(c64_mul_annex_g(b, c64_log(a)));
 }
 // Kahan's asin for finite |z| <= 1e4: with u = sqrt(1 - z), v = sqrt(1 + z),
 // asin z = atan(x / Re(u v)) + i asinh(Im(conj(u) v)).
