@@ -508,6 +508,11 @@ fn same_component(want: f64, got: f64, exact: f64, tol: f64, scale: f64) -> bool
     }
 }
 
+/// [`same_component`] for both components.
+fn same_complex(want: C, got: C, exact: C, tol: f64, scale: f64) -> bool {
+    same_component(want.re, got.re, exact.re, tol, scale) && same_component(want.im, got.im, exact.im, tol, scale)
+}
+
 /// The complex functions on a grid of special and extreme values, against
 /// the same functions on `cpu:0` (the host kernels, which follow C99
 /// Annex G and are compared with NumPy's results on the same kinds of
@@ -557,8 +562,7 @@ fn special_grid_matches_cpu(ctx: &CaseCtx) -> Result<(), Failure> {
         let exact = f(&wide)?.to_c128_vec()?;
         for (((z, w), g), e) in grid.iter().zip(&want).zip(&got).zip(&exact) {
             let scale = if w.norm().is_finite() { w.norm() } else { 1.0 };
-            let tol = 4.0 * tol(dt);
-            if !(same_component(w.re, g.re, e.re, tol, scale) && same_component(w.im, g.im, e.im, tol, scale)) {
+            if !same_complex(*w, *g, *e, 4.0 * tol(dt), scale) {
                 wrong.push(format!("{op}({z}) = {g}, cpu gives {w}"));
             }
         }
@@ -615,9 +619,7 @@ fn products_of_large_values(ctx: &CaseCtx) -> Result<(), Failure> {
     ] {
         let (got, want, exact) = (got.to_c128_vec()?, host.to_c128_vec()?, exact.to_c128_vec()?);
         for ((&(z, w), g), (h, e)) in inputs.iter().zip(&got).zip(want.iter().zip(&exact)) {
-            let scale = z.norm() * w.norm();
-            let tol = 4.0 * tol(dt);
-            if !(same_component(h.re, g.re, e.re, tol, scale) && same_component(h.im, g.im, e.im, tol, scale)) {
+            if !same_complex(*h, *g, *e, 4.0 * tol(dt), z.norm() * w.norm()) {
                 wrong.push(format!("{what}({z}, {w}) = {g}, cpu gives {h}"));
             }
         }
