@@ -101,10 +101,11 @@ fn dequantize_blockwise_shape(ins: &[TensorMeta], attrs: &Attrs) -> Result<Vec<T
     let bs = blocksize(o, attrs)?;
     let dtype = float_attr(o, attrs)?;
     if ins[0].dtype != DType::U8 {
-        return Err(Error::invalid_argument(
-            o,
-            format!("q must be u8, got {}", ins[0].dtype),
-        ));
+        return Err(Error::InvalidDType {
+            op: o.into(),
+            dtype: ins[0].dtype,
+            reason: "q must be u8".into(),
+        });
     }
     absmax_of(o, &ins[1], ins[0].size(), bs)?;
     code_of(o, &ins[2])?;

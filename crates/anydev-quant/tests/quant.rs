@@ -165,6 +165,16 @@ fn bad_arguments_are_clear_errors() {
             anydev_quant::dequantize_blockwise(&wrong_absmax),
             "absmax has 1",
         );
+        let float_codes = anydev_quant::QuantizedBlockwise {
+            q: array(&[0.0; 100], &[10, 10], DType::F32, device),
+            absmax: array(&[1.0; 2], &[2], DType::F32, device),
+            ..wrong_absmax.clone()
+        };
+        wrong_dtype(
+            "8-bit q dtype",
+            anydev_quant::dequantize_blockwise(&float_codes),
+            "q must be u8",
+        );
         for other in common::devices().into_iter().filter(|&d| d != device) {
             let there = array(&[1.0; 10], &[10], DType::F32, other);
             match anydev_quant::gemv_4bit(&there, &q) {
