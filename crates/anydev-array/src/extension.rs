@@ -329,6 +329,10 @@ pub fn call_with(op: &str, inputs: &[&Array], attrs: &Attrs, options: CallOption
     if outputs.is_empty() {
         return Err(Error::invalid_argument(op, "the shape rule gave no outputs"));
     }
+    // Wherever the op would run, its outputs land on this device.
+    for output in &outputs {
+        ctx.check_dtype(output.dtype)?;
+    }
     if let Some(kernel) = &kernel {
         return run(op, &Body::Registered(kernel), inputs, &outputs, attrs);
     }

@@ -220,6 +220,30 @@ fn diagonal_masks_need_no_i64() {
     });
 }
 
+/// An extension op whose output dtype the device lacks is refused as
+/// that dtype, before any kernel is looked for: wherever it ran, its
+/// output would have to land on the device.
+#[test]
+fn an_extension_output_the_device_lacks_is_its_unsupported_dtype() {
+    use anydev_array::extension::{self as ext, OpDef};
+    use anydev_core::extension::{Attrs, TensorMeta};
+    use std::sync::Arc;
+    ad::with_runtime(runtime("no-bf16", r#"{"refuse_dtypes": "bf16"}"#), || {
+        ext::define_op(OpDef {
+            name: "simtest::to_bf16".into(),
+            inputs: 1,
+            attrs: vec![],
+            shape_rule: Arc::new(|ins, _| Ok(vec![TensorMeta::new(DType::BF16, &ins[0].shape)])),
+        })
+        .unwrap();
+        let x = ad::zeros(&[4], (DType::F32, dev("sim:0"))).unwrap();
+        match ext::call("simtest::to_bf16", &[&x], &Attrs::new()) {
+            Err(Error::UnsupportedDType { dtype, device }) => assert_eq!((dtype, device), (DType::BF16, dev("sim:0"))),
+            other => panic!("expected UnsupportedDType(bf16), got {other:?}"),
+        }
+    });
+}
+
 #[test]
 fn a_refused_dtype_is_an_error_on_the_sim_only() {
     ad::with_runtime(runtime("refuse", r#"{"refuse_dtypes": ["f64"]}"#), || {
