@@ -77,6 +77,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_default_device, m)?)?;
     m.add_function(wrap_pyfunction!(_device_dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(_default_dtypes, m)?)?;
-    m.add("_MAX_NDIM", anydev::shape::MAX_NDIM)?;
+    m.add("_max_ndim", anydev::shape::MAX_NDIM)?;
     Ok(())
 }

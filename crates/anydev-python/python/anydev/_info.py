@@ -34,7 +34,7 @@ class _Info:
             "data-dependent shapes": True,
             # NumPy's limit, which every device enforces alike; a backend
             # may refuse fewer dimensions of a layout it cannot merge.
-            "max dimensions": _anydev._MAX_NDIM,
+            "max dimensions": _anydev._max_ndim,
         }
 
     def default_device(self):
