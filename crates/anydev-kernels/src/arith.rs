@@ -3,7 +3,8 @@
 //! Integers follow NumPy 2: arithmetic wraps; division and remainder by
 //! zero give 0 (NumPy warns and gives 0 too); `remainder` takes the
 //! divisor's sign and `floor_divide` floors; `pow` with a negative
-//! exponent gives 0 (NumPy raises, which a kernel cannot); shifts by a
+//! exponent is `1/a^|b|` truncated toward zero, as in PyTorch: 1 for
+//! `a = 1`, ±1 for `a = -1`, else 0 (NumPy raises, which a kernel cannot); shifts by a
 //! negative amount or by at least the bit width give 0, or -1 for the
 //! right shift of a negative value. Floats follow C99/NumPy: `remainder`
 //! and `floor_divide` are NumPy's `divmod`, `round` is half-to-even.
@@ -97,7 +98,17 @@ macro_rules! int_num {
             #[allow(unused_comparisons)]
             fn pow(a: Self, b: Self) -> Self {
                 if b < 0 {
-                    return 0;
+                    // 1/a^|b| truncated toward zero, as PyTorch gives:
+                    // 1 for a = 1, ±1 for a = -1 by the exponent's parity,
+                    // else 0.
+                    let minus_one = (0 as $t).wrapping_sub(1);
+                    return if a == 1 {
+                        1
+                    } else if a == minus_one {
+                        if b & 1 == 1 { minus_one } else { 1 }
+                    } else {
+                        0
+                    };
                 }
                 let (mut base, mut e, mut r) = (a, b as u64, 1 as $t);
                 while e > 0 {

@@ -10,7 +10,8 @@
 //! - integer arithmetic wraps; `floor_divide` and `remainder` by zero give
 //!   0; `remainder` takes the divisor's sign, `floor_divide` floors;
 //! - integer `pow` uses repeated squaring with wrap-around; a negative
-//!   exponent gives 0 (NumPy raises, a kernel cannot);
+//!   exponent gives `1/a^|b|` truncated toward zero (1 and -1 keep a
+//!   nonzero result; NumPy raises, a kernel cannot);
 //! - shifts by a negative amount or by at least the bit width give 0, or
 //!   -1 for the right shift of a negative value;
 //! - `round` is half-to-even, `sign(NaN)` is NaN, `maximum`/`minimum`/

@@ -200,7 +200,13 @@ __device__ __forceinline__ T iremainder(T a, T b) {
 
 template <class T, class W>
 __device__ __forceinline__ T ipow(T a, T b) {
-    if (b < (T)0) return (T)0;
+    // A negative exponent: 1/a^|b| truncated, so 1 for a = 1, -1 or 1 for
+    // a = -1 (by the exponent's parity) and 0 otherwise, as PyTorch gives.
+    if (b < (T)0) {
+        if (a == (T)1) return (T)1;
+        if (a == (T)(-1)) return (b & (T)1) ? (T)(-1) : (T)1;
+        return (T)0;
+    }
     W base = (W)a, r = (W)1;
     u64 e = (u64)b;
     while (e != 0ull) {

@@ -155,6 +155,9 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Binary(BinaryOp::Add))
             .op(OpCode::Binary(BinaryOp::FloorDivide))
             .op(OpCode::Binary(BinaryOp::Remainder)),
+        Case::new("elementwise::integer_powers", integer_powers)
+            .dtypes(&[DType::I8, DType::I32, DType::I64])
+            .op(OpCode::Binary(BinaryOp::Pow)),
         Case::new("elementwise::float_semantics", float_semantics)
             .dtypes(&[DType::F32, DType::F64])
             .op(OpCode::Unary(UnaryOp::Round))
@@ -459,6 +462,54 @@ fn integer_wrapping(ctx: &CaseCtx) -> Result<(), Failure> {
     check_array("add wraps", &[5], &sum, &x.add(&y)?)?;
     check_array("floor_divide", &[5], &fdiv, &x.floor_divide(&y)?)?;
     check_array("remainder", &[5], &rem, &x.remainder(&y)?)
+}
+
+/// Integer `pow`: wrap-around past the dtype's width, and a negative
+/// exponent as `1/a^|b|` truncated toward zero (only 1 and -1 have nonzero
+/// results; 0 gives 0, as integer division by zero does).
+fn integer_powers(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let bits = 8 * dtype.size() as i32;
+    let pairs: [(i32, i32); 12] = [
+        (1, -5),
+        (-1, -3),
+        (-1, -4),
+        (-1, -1),
+        (2, -1),
+        (-2, -1),
+        (0, -2),
+        (5, -7),
+        (-3, 3),
+        (7, 0),
+        (2, bits - 1),
+        (2, bits),
+    ];
+    let reference = |(a, b): (i32, i32)| -> f64 {
+        if b >= 0 {
+            // 2^(bits-1) wraps to the dtype's minimum and 2^bits to 0.
+            let (exact, half) = ((a as f64).powi(b), 2f64.powi(bits - 1));
+            if (-half..half).contains(&exact) {
+                return exact;
+            }
+            let wrapped = exact.rem_euclid(2.0 * half);
+            if wrapped >= half {
+                wrapped - 2.0 * half
+            } else {
+                wrapped
+            }
+        } else if a == 0 {
+            0.0
+        } else {
+            (1.0 / (a as f64).powi(-b)).trunc()
+        }
+    };
+    let n = pairs.len();
+    let bases: Vec<f64> = pairs.iter().map(|p| p.0 as f64).collect();
+    let exponents: Vec<f64> = pairs.iter().map(|p| p.1 as f64).collect();
+    let want: Vec<f64> = pairs.iter().map(|&p| reference(p)).collect();
+    let x = r::array(&bases, &[n], dtype, ctx.device)?;
+    let y = r::array(&exponents, &[n], dtype, ctx.device)?;
+    check_array("pow", &[n], &want, &ad::pow(&x, &y)?)
 }
 
 fn float_semantics(ctx: &CaseCtx) -> Result<(), Failure> {

@@ -179,7 +179,12 @@ const INT: &str = r#"
 fn maximum_$T(a: $T, b: $T) -> $T { return select(b, a, a >= b); }
 fn minimum_$T(a: $T, b: $T) -> $T { return select(b, a, a <= b); }
 fn ipow_$T(a: $T, b: $T) -> $T {
-  if (b < $T(0)) { return $T(0); }
+  if (b < $T(0)) {
+    // 1/a^|b| truncated: 1 for a = 1, -1 or 1 for a = -1, else 0.
+    if (a == $T(1)) { return $T(1); }
+    if (a == ~$T(0)) { return select($T(1), a, (b & $T(1)) == $T(1)); }
+    return $T(0);
+  }
   var base = a;
   var e = b;
   var r = $T(1);
