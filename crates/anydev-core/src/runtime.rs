@@ -588,7 +588,7 @@ fn parse_switch(text: &str) -> Result<bool> {
         "0" | "false" | "off" | "no" => Ok(false),
         _ => Err(Error::invalid_argument(
             "ANYDEV_UNIFIED_MEMORY",
-            format!("{text:?} is not a switch: use 1/true/on or 0/false/off"),
+            format!("{text:?} is not a switch: use 1/true/on/yes or 0/false/off/no"),
         )),
     }
 }
