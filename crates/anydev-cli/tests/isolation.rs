@@ -72,33 +72,73 @@ fn a_crash_in_an_op_fails_that_case_and_the_run_goes_on() {
     );
 }
 
-#[test]
-fn info_probe_plugins_names_the_plugin_that_dies() {
-    let crashy = c_plugin("crash_init_probe", "TEST_INIT_CRASHES=1");
-    let fine = c_plugin("fine", "TEST_MINOR=1");
+/// `anydev info <args>` with only the plugins of `plugins`
+/// (`ANYDEV_PLUGINS`), run in `dir`: its exit code and output.
+fn info_with_plugins(args: &[&str], plugins: &str, dir: &Path) -> (Option<i32>, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_anydev"))
-        .args(["info", "--probe-plugins"])
-        .env(
-            "ANYDEV_PLUGINS",
-            format!("crashy:{},fine:{}", crashy.display(), fine.display()),
-        )
+        .arg("info")
+        .args(args)
+        .current_dir(dir)
+        .env("ANYDEV_PLUGINS", plugins)
         .env("ANYDEV_PLUGIN_PATH", "")
         .env("XDG_DATA_HOME", "/nonexistent")
         .env("XDG_DATA_DIRS", "/nonexistent")
         .output()
-        .expect("run anydev info --probe-plugins");
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(1), "{text}");
-    let line = |name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .unwrap_or_else(|| panic!("no line for {name}:\n{text}"))
-            .to_owned()
-    };
-    let crashy_line = line("crashy");
+        .expect("run anydev info");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+/// The line of `text` that starts with `name`.
+fn line_of(text: &str, name: &str) -> String {
+    text.lines()
+        .find(|l| l.starts_with(name))
+        .unwrap_or_else(|| panic!("no line for {name}:\n{text}"))
+        .to_owned()
+}
+
+#[test]
+fn info_probe_plugins_names_the_plugin_that_dies() {
+    let crashy = c_plugin("crash_init_probe", "TEST_INIT_CRASHES=1");
+    let quitter = c_plugin("exit_init_probe", "TEST_INIT_EXITS=1");
+    let fine = c_plugin("fine", "TEST_MINOR=1");
+    let plugins = format!(
+        "crashy:{},quitter:{},fine:{}",
+        crashy.display(),
+        quitter.display(),
+        fine.display()
+    );
+    let (code, text) = info_with_plugins(&["--probe-plugins"], &plugins, Path::new("."));
+    assert_eq!(code, Some(1), "{text}");
+    let crashy_line = line_of(&text, "crashy");
     assert!(
         crashy_line.contains("DIED") && crashy_line.contains("SIGSEGV") && crashy_line.contains("crash_init_probe"),
         "{crashy_line}"
     );
-    assert!(line("fine").contains("available"), "{text}");
+    // exit(0) inside the plugin ends the probe before it reports.
+    let quitter_line = line_of(&text, "quitter");
+    assert!(
+        quitter_line.contains("DIED") && quitter_line.contains("exit status: 0"),
+        "{quitter_line}"
+    );
+    assert!(line_of(&text, "fine").contains("available"), "{text}");
+}
+
+#[test]
+fn a_library_path_without_a_directory_is_the_file_in_the_working_directory() {
+    // Given to the dynamic loader as it is, a bare file name is searched
+    // for on the system's library path instead.
+    let fine = c_plugin("bare_name", "TEST_MINOR=1");
+    let dir = fine.parent().unwrap();
+    let name = fine.file_name().unwrap().to_str().unwrap();
+    let (code, text) = info_with_plugins(&[], &format!("bare:{name}"), dir);
+    assert_eq!(code, Some(0), "{text}");
+    let status: Vec<&str> = text
+        .lines()
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>())
+        .find(|words| words.first() == Some(&"bare"))
+        .unwrap_or_else(|| panic!("no line for bare:\n{text}"));
+    assert_eq!(status, ["bare", "available"], "{text}");
 }
