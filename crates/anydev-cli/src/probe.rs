@@ -39,7 +39,11 @@ pub fn probe_all() -> ExitCode {
         };
         let output = Command::new(&exe).args(["info", "--probe-plugin", &spec.name]).output();
         let line = match output {
-            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+            // The child always prints its status line when it finishes; a
+            // plugin that calls `exit(0)` ends it before that.
+            Ok(out) if out.status.success() && !out.stdout.trim_ascii().is_empty() => {
+                String::from_utf8_lossy(&out.stdout).trim().to_owned()
+            }
             Ok(out) => {
                 died = true;
                 format!(

@@ -14,6 +14,7 @@
  *   TEST_NO_ENTRY             do not export the entry symbol
  *   TEST_INIT_FAILS           initialize returns an error
  *   TEST_INIT_CRASHES         initialize dies of SIGSEGV
+ *   TEST_INIT_EXITS           initialize ends the process with exit(0)
  *   TEST_ADD_CRASHES          execute of add dies of SIGSEGV
  *   TEST_UNRESOLVED           initialize calls a function no library defines
  *                             (a load failure under immediate binding)
@@ -119,6 +120,9 @@ static AnydevStatus initialize(const AnydevInitArgs *args, AnydevContext **out) 
 #else
 #ifdef TEST_INIT_CRASHES
   CRASH();
+#endif
+#ifdef TEST_INIT_EXITS
+  exit(0);
 #endif
 #ifdef TEST_UNRESOLVED
   anydev_test_no_library_defines_this();
