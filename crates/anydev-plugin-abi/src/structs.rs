@@ -293,9 +293,11 @@ versioned!(
 );
 
 /// Reads a versioned struct written by the other side: copies the first
-/// `min(src.struct_size, size_of::<T>())` bytes over a zeroed `T`, so
-/// fields the writer did not know read as zero (NULL, "unimplemented")
-/// and nothing past the writer's struct is read.
+/// `min(src.struct_size, size_of::<T>())` bytes, rounded down to `T`'s
+/// alignment, over a zeroed `T`, so fields the writer did not know read as
+/// zero (NULL, "unimplemented") and nothing past the writer's struct is
+/// read. Every real `sizeof` is a multiple of the alignment; a size that is
+/// not would otherwise copy part of a pointer, which then looks present.
 ///
 /// Returns `None` when `src` is NULL or its `struct_size` is smaller than
 /// the `struct_size` field itself.
@@ -313,7 +315,8 @@ pub unsafe fn read_versioned<T: Versioned>(src: *const T) -> Option<T> {
     if declared < core::mem::size_of::<usize>() {
         return None;
     }
-    let len = declared.min(core::mem::size_of::<T>());
+    let align = core::mem::align_of::<T>();
+    let len = declared.min(core::mem::size_of::<T>()) / align * align;
     let mut out = T::zeroed();
     // SAFETY: `len` bytes are readable at `src` (they lie inside the
     // declared size) and writable at `out` (at most `size_of::<T>()`); the
@@ -346,7 +349,8 @@ pub unsafe fn write_versioned<T: Versioned>(dst: *mut T, value: &T) -> bool {
     if declared < word {
         return false;
     }
-    let len = declared.min(core::mem::size_of::<T>());
+    let align = core::mem::align_of::<T>();
+    let len = declared.min(core::mem::size_of::<T>()) / align * align;
     // SAFETY: bytes `word..len` lie inside both `value` and the memory the
     // caller guarantees writable at `dst`; `value` is a separate object.
     unsafe {

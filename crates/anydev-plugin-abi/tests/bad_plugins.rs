@@ -93,19 +93,34 @@ fn a_newer_minor_version_is_accepted() {
 fn an_older_smaller_table_reports_the_newer_calls_unimplemented() {
     // The table ends right before `fill` and sits against an inaccessible
     // page: reading one byte past it would crash this test.
-    let size = offset_of!(AnydevPluginApi, fill);
-    let lib = c_plugin("older", &[("TEST_TABLE_SIZE", &size.to_string())]);
-    let rt = runtime(&[], Some(&format!("older:{}", lib.display())));
-    assert_eq!(status(&rt, "older"), BackendStatus::Available { devices: 1 });
-    let dev = device("older:0");
+    older_table_without_fill("older", offset_of!(AnydevPluginApi, fill));
+}
+
+#[test]
+fn a_table_size_ending_inside_a_pointer_leaves_that_call_out() {
+    // Half of `fill`'s pointer is inside the declared size: copied, it
+    // would look present and crash when called.
+    older_table_without_fill("ragged", offset_of!(AnydevPluginApi, fill) + 4);
+}
+
+/// Loads the C test plugin with its table cut to `size` bytes, which ends
+/// before `fill` is whole, and checks that `fill` is unimplemented while
+/// the calls before it work.
+fn older_table_without_fill(name: &str, size: usize) {
+    let lib = c_plugin(name, &[("TEST_TABLE_SIZE", &size.to_string())]);
+    let rt = runtime(&[], Some(&format!("{name}:{}", lib.display())));
+    assert_eq!(status(&rt, name), BackendStatus::Available { devices: 1 });
+    let dev = device(&format!("{name}:0"));
     let backend = rt.backend(dev).unwrap();
     let stream = backend.default_stream(0).unwrap();
     let a = upload(&rt, dev, &[1.0, 2.0]);
     assert_eq!(download(&a), [1.0, 2.0], "calls inside the table still work");
 
     match backend.fill(&stream, &a, 0, 8, &[0; 4]) {
-        Err(Error::Plugin { name, message, .. }) => {
-            assert_eq!(name, "older");
+        Err(Error::Plugin {
+            name: plugin, message, ..
+        }) => {
+            assert_eq!(plugin, name);
             assert!(message.contains("does not implement fill"), "{message}");
             assert!(message.contains(&format!("{size} bytes")), "{message}");
         }
