@@ -125,3 +125,21 @@ fn an_array_dropped_while_a_stream_still_reads_it_stays_valid() {
         assert_eq!(after, before, "every deferred free has happened");
     });
 }
+
+#[test]
+fn the_peak_restarts_from_memory_as_it_is_after_pending_frees() {
+    let rt = runtime("streams-reset-peak", r#"{"op_delay_us": 20000}"#);
+    ad::with_runtime(rt, || {
+        let device = dev("sim:0");
+        let backend = rt.backend(device).unwrap();
+        let x = ad::full(&[1 << 16], 1.0f32, (DType::F32, device)).unwrap();
+        // Queued behind the fill; `x` is freed once it has run.
+        let y = x.add(1.0f32).unwrap();
+        drop(x);
+        backend.reset_peak(0).unwrap();
+        let stats = backend.memory_stats(0).unwrap();
+        assert_eq!(stats.in_use, 4 << 16, "only y is left: {stats:?}");
+        assert_eq!(stats.peak, stats.in_use, "{stats:?}");
+        drop(y);
+    });
+}

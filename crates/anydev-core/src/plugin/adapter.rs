@@ -724,6 +724,9 @@ impl Backend for PluginBackend {
 
     fn reset_peak(&self, index: usize) -> Result<()> {
         self.check_index(index)?;
+        // The peak restarts from memory as it is once pending frees have
+        // happened, as `memory_stats` reports it.
+        self.settle_frees(index)?;
         match self.instance().memory_reset_peak(index) {
             Err(e) if e.code == ErrorCode::Unimplemented => Err(Error::FeatureUnsupported {
                 feature: "resetting the memory peak".into(),
