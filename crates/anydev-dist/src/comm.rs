@@ -233,7 +233,10 @@ fn parse_timeout(s: &str) -> std::result::Result<Duration, String> {
     if !(secs > 0.0 && secs.is_finite() && secs < 1e9) {
         return Err("the timeout must be a positive number of seconds".into());
     }
-    Ok(Duration::from_secs_f64(secs))
+    match Duration::from_secs_f64(secs) {
+        d if d.is_zero() => Err("the timeout rounds to zero; the smallest is 1e-9 seconds".into()),
+        d => Ok(d),
+    }
 }
 
 /// Starts MPI and returns the world communicator, with this rank's device
@@ -320,7 +323,7 @@ pub fn init() -> Result<Communicator> {
         Ok((device, route))
     })();
     let seq = comm.begin()?;
-    let mut meta = Meta::new(Call::Split, seq);
+    let mut meta = Meta::new(Call::Init, seq);
     meta.error = chosen.as_ref().err().map(ToString::to_string);
     let agreed = comm.exchange(&meta, Agree { shape: false });
     let (device, _) = chosen?;
@@ -514,11 +517,18 @@ impl Communicator {
         Ok(())
     }
 
-    /// `x` ready for its route: dense on the device for a device engine,
-    /// else `host()`'s copy for MPI.
+    /// `x` ready for its route: dense on this rank's device for a device
+    /// engine (the device communicator is joined there, so an array on
+    /// another device of the kind is copied over, and its result copied
+    /// back), else `host()`'s copy for MPI.
     fn stage<H>(&self, x: &Array, host: impl FnOnce() -> Result<H>) -> Result<Staged<H>> {
         if self.route(x.device())?.engine.is_device_native() {
-            Ok(Staged::Device(dense(x)?))
+            let here = if x.device() == self.device {
+                x.clone()
+            } else {
+                x.to_device(self.device)?
+            };
+            Ok(Staged::Device(dense(&here)?))
         } else {
             host().map(Staged::Host)
         }
@@ -539,7 +549,7 @@ impl Communicator {
             || {
                 self.check_array(call.name(), x)?;
                 check_reduce(call.name(), x.dtype(), op)?;
-                self.stage(x, || HostVec::stage(x))
+                self.stage(x, || HostVec::stage(call.name(), x))
             },
             |staged, seq| match staged {
                 Staged::Host(host) => {
@@ -553,6 +563,7 @@ impl Communicator {
                         count: xd.size(),
                         out_shape: x.shape().to_vec(),
                         dtype: x.dtype(),
+                        home: x.device(),
                     };
                     self.finish_device_reduce(self.run_on_device(call, seq, plan)?, op)
                 }
@@ -577,7 +588,7 @@ impl Communicator {
                 self.check_array(call.name(), x)?;
                 check_reduce(call.name(), x.dtype(), op)?;
                 self.check_blocks(call.name(), x)?;
-                self.stage(x, || HostVec::stage(x))
+                self.stage(x, || HostVec::stage(call.name(), x))
             },
             |staged, seq| {
                 let mut shape = x.shape().to_vec();
@@ -594,6 +605,7 @@ impl Communicator {
                             count: xd.size() / self.size,
                             out_shape: shape,
                             dtype: x.dtype(),
+                            home: x.device(),
                         };
                         self.finish_device_reduce(self.run_on_device(call, seq, plan)?, op)
                     }
@@ -674,6 +686,7 @@ impl Communicator {
                             count: xd.size(),
                             out_shape: x.shape().to_vec(),
                             dtype: x.dtype(),
+                            home: x.device(),
                         };
                         let out = self.run_on_device(call, seq, plan)?;
                         return Ok(if self.rank == root { x.clone() } else { out });
@@ -725,6 +738,7 @@ impl Communicator {
                             count: xd.size(),
                             out_shape: shape,
                             dtype: x.dtype(),
+                            home: x.device(),
                         };
                         return self.run_on_device(call, seq, plan);
                     }
@@ -770,6 +784,7 @@ impl Communicator {
                             count: xd.size() / self.size,
                             out_shape: x.shape().to_vec(),
                             dtype: x.dtype(),
+                            home: x.device(),
                         };
                         return self.run_on_device(call, seq, plan);
                     }
@@ -927,7 +942,7 @@ impl Communicator {
             .ctrl
             .process_at_rank(source as i32)
             .immediate_receive_into_with_tag(StaticScope, h, tag);
-        let done = self.wait(request, Call::Send, 0, "waiting for a message header")?;
+        let done = self.wait(request, Call::Recv, 0, "waiting for a message header")?;
         let header = hl.reclaim(&done);
         let peer = |message: String| DistError::PeerFailed {
             op: op.into(),
@@ -951,7 +966,7 @@ impl Communicator {
             .comm
             .process_at_rank(source as i32)
             .immediate_receive_into_with_tag(StaticScope, d, tag);
-        let done = self.wait(request, Call::Send, 0, "receiving data")?;
+        let done = self.wait(request, Call::Recv, 0, "receiving data")?;
         let data = dl.reclaim(&done);
         array_from_bytes(dtype, &shape, &data, self.device)
     }
@@ -1069,13 +1084,13 @@ macro_rules! each_host_vec {
 impl HostVec {
     /// `x` copied to the host in its wire dtype (f16/bf16 cast to f32 on
     /// the device first).
-    fn stage(x: &Array) -> Result<HostVec> {
+    fn stage(op: &str, x: &Array) -> Result<HostVec> {
         let wire = wire_dtype(x.dtype());
         let x = if wire != x.dtype() { x.astype(wire)? } else { x.clone() };
         let count = x.size();
         if count > i32::MAX as usize {
             return Err(DistError::invalid(
-                "reduce",
+                op,
                 format!("{count} elements do not fit one MPI message (at most {})", i32::MAX),
             ));
         }
@@ -1113,9 +1128,47 @@ impl HostVec {
     }
 
     /// All-reduce (`blocks: None`) or reduce-scatter into `blocks` blocks.
+    ///
+    /// MPI leaves NaN in `MPI_MIN`/`MPI_MAX` to the implementation (Open
+    /// MPI keeps one from the first rank and drops one from the last), so a
+    /// float min or max also reduces a mask of NaNs and puts NaN wherever
+    /// any rank had one, as the device engines and `anydev::min` do.
     fn reduce(self, comm: &Communicator, call: Call, seq: u64, op: ReduceOp, blocks: Option<usize>) -> Result<HostVec> {
         let mpi_op = op.mpi_op(self.dtype());
-        Ok(each_host_vec!(self, v => reduce_typed(comm, call, seq, v, mpi_op, blocks)?))
+        let nans = matches!(op, ReduceOp::Min | ReduceOp::Max)
+            .then(|| self.nan_mask())
+            .flatten();
+        let mut reduced = each_host_vec!(self, v => reduce_typed(comm, call, seq, v, mpi_op, blocks)?);
+        if let Some(mask) = nans {
+            let any = reduce_typed(comm, call, seq, mask, SystemOperation::max(), blocks)?;
+            reduced.set_nan_where(&any);
+        }
+        Ok(reduced)
+    }
+
+    /// 1 where an element is NaN, for float vectors.
+    fn nan_mask(&self) -> Option<Vec<u8>> {
+        match self {
+            HostVec::F32(v) => Some(v.iter().map(|x| u8::from(x.is_nan())).collect()),
+            HostVec::F64(v) => Some(v.iter().map(|x| u8::from(x.is_nan())).collect()),
+            _ => None,
+        }
+    }
+
+    fn set_nan_where(&mut self, mask: &[u8]) {
+        match self {
+            HostVec::F32(v) => v
+                .iter_mut()
+                .zip(mask)
+                .filter(|(_, &m)| m != 0)
+                .for_each(|(x, _)| *x = f32::NAN),
+            HostVec::F64(v) => v
+                .iter_mut()
+                .zip(mask)
+                .filter(|(_, &m)| m != 0)
+                .for_each(|(x, _)| *x = f64::NAN),
+            _ => {}
+        }
     }
 
     fn into_array(self, shape: &[usize], device: Device) -> Result<Array> {
@@ -1169,7 +1222,8 @@ mod tests {
     fn timeouts_parse() {
         assert_eq!(parse_timeout("2.5").unwrap(), Duration::from_millis(2500));
         assert_eq!(parse_timeout(" 30 ").unwrap(), Duration::from_secs(30));
-        for bad in ["0", "-1", "soon", "inf", "NaN"] {
+        assert_eq!(parse_timeout("1e-9").unwrap(), Duration::from_nanos(1));
+        for bad in ["0", "-1", "soon", "inf", "NaN", "1e-12"] {
             assert!(parse_timeout(bad).is_err(), "{bad}");
         }
     }

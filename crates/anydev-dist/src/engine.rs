@@ -178,9 +178,10 @@ impl EngineTable {
     pub fn from_env() -> Result<EngineTable> {
         let mut table = EngineTable::for_runtime();
         if let Ok(spec) = std::env::var(BACKEND_VAR) {
-            table
-                .apply(&spec)
-                .map_err(|e| DistError::Config(format!("{BACKEND_VAR}={spec:?}: {e}")))?;
+            table.apply(&spec).map_err(|e| match e {
+                DistError::Config(why) => DistError::Config(format!("{BACKEND_VAR}={spec:?}: {why}")),
+                other => other,
+            })?;
         }
         Ok(table)
     }
@@ -195,12 +196,7 @@ impl EngineTable {
                     "{item:?} is not kind:engine (for example sim:mpi)"
                 )));
             };
-            let kind = kind.trim();
-            if kind != "*" {
-                anydev::DeviceKind::parse(kind)
-                    .map_err(|_| DistError::Config(format!("{kind:?} is not a device kind name")))?;
-            }
-            next.set(kind, engine.parse()?)?;
+            next.set(kind.trim(), engine.parse()?)?;
         }
         *self = next;
         Ok(())
@@ -209,6 +205,10 @@ impl EngineTable {
     /// Routes `kind` (or every other kind, for `*`) through `engine`. An
     /// engine this build does not have is an error carrying the reason.
     pub fn set(&mut self, kind: &str, engine: Engine) -> Result<()> {
+        if kind != "*" {
+            anydev::DeviceKind::parse(kind)
+                .map_err(|_| DistError::Config(format!("{kind:?} is not a device kind name")))?;
+        }
         engine
             .availability_for(kind)
             .map_err(|reason| DistError::Config(format!("{kind}:{engine}: {reason}")))?;
@@ -312,6 +312,8 @@ mod tests {
         assert!(e.contains("no loaded plugin of kind cpu offers collectives"), "{e}");
         let e = t.apply("Sim:mpi").unwrap_err().to_string();
         assert!(e.contains("not a device kind"), "{e}");
+        let e = t.set("Sim", Engine::Mpi).unwrap_err().to_string();
+        assert!(e.contains("\"Sim\" is not a device kind name"), "{e}");
         let e = t.apply("sim:mpi,cpu:nccl").unwrap_err().to_string();
         assert!(e.contains("NCCL serves cuda devices, not cpu"), "{e}");
         assert_eq!(t, EngineTable::default(), "a failed override changes nothing");

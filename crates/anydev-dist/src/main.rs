@@ -130,7 +130,11 @@ fn expect(got: &Array, want: &[f64], shape: &[usize], dtype: DType, device: Devi
     let values = got.to_f64_vec().map_err(|e| e.to_string())?;
     let tol = tolerance(dtype);
     for (i, (g, w)) in values.iter().zip(want).enumerate() {
-        if (g - w).abs() > tol * w.abs().max(1.0) {
+        let close = match w.is_nan() {
+            true => g.is_nan(),
+            false => g == w || (g - w).abs() <= tol * w.abs().max(1.0),
+        };
+        if !close {
             return Err(format!("element {i}: got {g}, expected {w}"));
         }
     }
@@ -156,6 +160,21 @@ impl Checks<'_> {
 
 fn err<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
+}
+
+/// Sends `x` to the next rank and returns what the previous one sent
+/// (even ranks send first, odd ones receive first).
+fn around_the_ring(world: &Communicator, x: &Array) -> Result<Array, String> {
+    let (rank, size) = (world.rank(), world.size());
+    let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);
+    if rank % 2 == 0 {
+        world.send(x, next, 7).map_err(err)?;
+        world.recv(prev, 7).map_err(err)
+    } else {
+        let got = world.recv(prev, 7).map_err(err)?;
+        world.send(x, next, 7).map_err(err)?;
+        Ok(got)
+    }
 }
 
 fn check(world: &Communicator) -> Result<ExitCode, DistError> {
@@ -281,22 +300,90 @@ fn check(world: &Communicator) -> Result<ExitCode, DistError> {
 
         if size > 1 {
             c.case(format!("send/recv around the ring {dtype}"), || {
-                let next = (rank + 1) % size;
-                let prev = (rank + size - 1) % size;
                 let mine: Vec<f64> = (0..n).map(|i| host(rank, i)).collect();
                 let x = make(&mine, &shape, dtype, device).map_err(err)?;
-                let got = if rank % 2 == 0 {
-                    world.send(&x, next, 7).map_err(err)?;
-                    world.recv(prev, 7).map_err(err)?
-                } else {
-                    let got = world.recv(prev, 7).map_err(err)?;
-                    world.send(&x, next, 7).map_err(err)?;
-                    got
-                };
+                let got = around_the_ring(world, &x)?;
+                let prev = (rank + size - 1) % size;
                 let want: Vec<f64> = (0..n).map(|i| host(prev, i)).collect();
                 expect(&got, &want, &shape, dtype, device)
             });
         }
+
+        // An empty message of bytes once aborted the job inside MPI.
+        c.case(format!("every collective of an empty {dtype} array"), || {
+            let empty = [0usize, 3];
+            let x = make(&[], &empty, dtype, device).map_err(err)?;
+            let reduced = world.all_reduce(&x, ReduceOp::Sum).map_err(err)?;
+            expect(&reduced, &[], &empty, dtype, device)?;
+            let scattered = world.reduce_scatter(&x, ReduceOp::Max).map_err(err)?;
+            expect(&scattered, &[], &empty, dtype, device)?;
+            expect(&world.broadcast(&x, size - 1).map_err(err)?, &[], &empty, dtype, device)?;
+            expect(&world.all_gather(&x).map_err(err)?, &[], &[size, 0, 3], dtype, device)?;
+            expect(&world.all_to_all(&x).map_err(err)?, &[], &empty, dtype, device)?;
+            if size > 1 {
+                expect(&around_the_ring(world, &x)?, &[], &empty, dtype, device)?;
+            }
+            Ok(())
+        });
+    }
+
+    c.case("min and max keep a NaN from any rank".into(), || {
+        // NaN from the last rank in element 0 and from rank 0 in element 1.
+        let nan_at = |r: usize, i: usize| (i == 0 && r == size - 1) || (i == 1 && r == 0);
+        let mine: Vec<f64> = (0..4)
+            .map(|i| if nan_at(rank, i) { f64::NAN } else { value(rank, i) })
+            .collect();
+        let x = make(&mine, &[4], DType::F32, device).map_err(err)?;
+        for op in [ReduceOp::Min, ReduceOp::Max] {
+            let got = world.all_reduce(&x, op).map_err(err)?;
+            let want: Vec<f64> = (0..4)
+                .map(|i| {
+                    let all = (0..size).map(|r| if nan_at(r, i) { f64::NAN } else { value(r, i) });
+                    match op {
+                        _ if i < 2 => f64::NAN,
+                        ReduceOp::Min => all.fold(f64::INFINITY, f64::min),
+                        _ => all.fold(f64::NEG_INFINITY, f64::max),
+                    }
+                })
+                .collect();
+            expect(&got, &want, &[4], DType::F32, device).map_err(|e| format!("{}: {e}", op.name()))?;
+        }
+        Ok(())
+    });
+
+    // Every rank sees the same devices, so every rank runs this or none.
+    let kin: Vec<Device> = anydev::runtime()
+        .devices()
+        .into_iter()
+        .filter(|d| d.kind() == device.kind())
+        .collect();
+    if kin.len() > 1 {
+        let other = kin[(device.index() + 1) % kin.len()];
+        c.case(
+            format!("collectives of arrays on another {} device", device.kind()),
+            || {
+                let mine: Vec<f64> = (0..n).map(|i| value(rank, i)).collect();
+                let x = make(&mine, &shape, DType::F32, other).map_err(err)?;
+                let sum: Vec<f64> = (0..n).map(|i| (0..size).map(|r| value(r, i)).sum()).collect();
+                expect(
+                    &world.all_reduce(&x, ReduceOp::Sum).map_err(err)?,
+                    &sum,
+                    &shape,
+                    DType::F32,
+                    other,
+                )?;
+                let all: Vec<f64> = (0..size).flat_map(|r| (0..n).map(move |i| value(r, i))).collect();
+                expect(
+                    &world.all_gather(&x).map_err(err)?,
+                    &all,
+                    &[size, 3, 4],
+                    DType::F32,
+                    other,
+                )?;
+                let first: Vec<f64> = (0..n).map(|i| value(0, i)).collect();
+                expect(&world.broadcast(&x, 0).map_err(err)?, &first, &shape, DType::F32, other)
+            },
+        );
     }
 
     c.case("all_reduce of a non-contiguous view".into(), || {
@@ -311,12 +398,6 @@ fn check(world: &Communicator) -> Result<ExitCode, DistError> {
             .map(|(i, j)| (0..size).map(|r| value(r, j * 3 + i)).sum())
             .collect();
         expect(&got, &want, &[3, 4], DType::F32, device)
-    });
-
-    c.case("all_reduce of an empty array".into(), || {
-        let x = make(&[], &[0, 5], DType::F32, device).map_err(err)?;
-        let got = world.all_reduce(&x, ReduceOp::Max).map_err(err)?;
-        expect(&got, &[], &[0, 5], DType::F32, device)
     });
 
     c.case("barrier".into(), || world.barrier().map_err(err));

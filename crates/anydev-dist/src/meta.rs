@@ -27,6 +27,8 @@ pub(crate) enum Call {
     Barrier = 6,
     Split = 7,
     Send = 8,
+    Recv = 9,
+    Init = 10,
 }
 
 impl Call {
@@ -40,6 +42,8 @@ impl Call {
             Call::Barrier => "barrier",
             Call::Split => "split",
             Call::Send => "send",
+            Call::Recv => "recv",
+            Call::Init => "init",
         }
     }
 
@@ -53,6 +57,8 @@ impl Call {
             Call::Barrier,
             Call::Split,
             Call::Send,
+            Call::Recv,
+            Call::Init,
         ]
         .into_iter()
         .find(|c| *c as u8 == code)

@@ -11,9 +11,12 @@
 use mpi::request::{Request, StaticScope};
 use std::time::{Duration, Instant};
 
-/// A heap buffer lent to MPI for the length of one request.
+/// A heap buffer lent to MPI for the length of one request: the parts of
+/// the `Vec` it came from.
 pub(crate) struct Lease<T: 'static> {
-    ptr: *mut [T],
+    ptr: *mut T,
+    len: usize,
+    capacity: usize,
 }
 
 /// Proof that the request using a lease has completed.
@@ -24,24 +27,35 @@ pub(crate) struct Stalled;
 
 /// Lends `data` to MPI: the lease, and the only reference to the buffer,
 /// which must be given to exactly one request.
+///
+/// Every buffer, empty ones too, is a real allocation: an empty `Vec<u8>`'s
+/// address is 1, which Open MPI reads as `MPI_IN_PLACE`, so an empty
+/// message of bytes would abort the job.
 pub(crate) fn lease<T: 'static>(data: Vec<T>) -> (Lease<T>, &'static mut [T]) {
-    let ptr = Box::into_raw(data.into_boxed_slice());
-    // SAFETY: `ptr` comes from `Box::into_raw`, so it is valid, aligned and
-    // not aliased. This is the only reference made from it; it is handed to
-    // one MPI request, and the box is rebuilt only in `Lease::reclaim`, after
-    // that request completed and dropped its reference.
-    let buffer = unsafe { &mut *ptr };
-    (Lease { ptr }, buffer)
+    let mut data = std::mem::ManuallyDrop::new(data);
+    if data.capacity() == 0 {
+        data.reserve(1);
+    }
+    let (ptr, len, capacity) = (data.as_mut_ptr(), data.len(), data.capacity());
+    // SAFETY: `ptr`, `len` and `capacity` are the parts of a `Vec` that is
+    // never dropped (`ManuallyDrop`), so the `len` initialised elements at
+    // `ptr` stay valid and are not aliased. This is the only reference made
+    // from them; it is handed to one MPI request, and the `Vec` is rebuilt
+    // only in `Lease::reclaim`, after that request completed and dropped
+    // its reference.
+    let buffer = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+    (Lease { ptr, len, capacity }, buffer)
 }
 
 impl<T: 'static> Lease<T> {
     /// The buffer back, once the request that used it completed.
     pub fn reclaim(self, _done: &Completed) -> Vec<T> {
-        // SAFETY: `ptr` came from `Box::into_raw` in `lease` and is rebuilt
-        // once (this consumes the lease). `Completed` exists only after the
-        // request that held the buffer's reference completed (`test` returned
-        // it) and was consumed, so neither MPI nor Rust refers to it now.
-        unsafe { Box::from_raw(self.ptr) }.into_vec()
+        // SAFETY: the parts came from a `Vec<T>` in `lease`, which was never
+        // dropped, and it is rebuilt once (this consumes the lease).
+        // `Completed` exists only after the request that held the buffer's
+        // reference completed (`test` returned it) and was consumed, so
+        // neither MPI nor Rust refers to it now.
+        unsafe { Vec::from_raw_parts(self.ptr, self.len, self.capacity) }
     }
 }
 

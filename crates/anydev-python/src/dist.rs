@@ -93,6 +93,15 @@ fn on_owner_thread() -> PyResult<()> {
     }
 }
 
+/// A Python integer as a Rust rank, tag or colour: one out of the type's
+/// range (a negative rank, say) becomes `refused`, the type's largest value, which the
+/// collective itself refuses on every rank with a `ValueError`, instead of
+/// a conversion error on this rank alone that would leave the others
+/// waiting for it.
+fn out_of_range_as<T: TryFrom<i64>>(value: i64, refused: T) -> T {
+    T::try_from(value).unwrap_or(refused)
+}
+
 /// Runs `f` on the communicator `key`, on the owning thread.
 fn with_comm<T>(key: u64, f: impl FnOnce(&Communicator) -> anydev_dist::Result<T>) -> PyResult<T> {
     on_owner_thread()?;
@@ -215,8 +224,8 @@ impl PyCommunicator {
     }
 
     #[pyo3(signature = (x, /, root = 0))]
-    fn broadcast(&self, x: &PyArray, root: usize) -> PyResult<PyArray> {
-        with_comm(self.key, |c| c.broadcast(&x.inner, root)).map(PyArray::from)
+    fn broadcast(&self, x: &PyArray, root: i64) -> PyResult<PyArray> {
+        with_comm(self.key, |c| c.broadcast(&x.inner, out_of_range_as(root, usize::MAX))).map(PyArray::from)
     }
 
     fn all_gather(&self, x: &PyArray) -> PyResult<PyArray> {
@@ -228,13 +237,13 @@ impl PyCommunicator {
     }
 
     #[pyo3(signature = (x, /, dest, tag = 0))]
-    fn send(&self, x: &PyArray, dest: usize, tag: i32) -> PyResult<()> {
-        with_comm(self.key, |c| c.send(&x.inner, dest, tag))
+    fn send(&self, x: &PyArray, dest: i64, tag: i64) -> PyResult<()> {
+        with_comm(self.key, |c| c.send(&x.inner, out_of_range_as(dest, usize::MAX), out_of_range_as(tag, i32::MAX)))
     }
 
     #[pyo3(signature = (source, tag = 0))]
-    fn recv(&self, source: usize, tag: i32) -> PyResult<PyArray> {
-        with_comm(self.key, |c| c.recv(source, tag)).map(PyArray::from)
+    fn recv(&self, source: i64, tag: i64) -> PyResult<PyArray> {
+        with_comm(self.key, |c| c.recv(out_of_range_as(source, usize::MAX), out_of_range_as(tag, i32::MAX))).map(PyArray::from)
     }
 
     fn barrier(&self) -> PyResult<()> {
@@ -243,8 +252,12 @@ impl PyCommunicator {
 
     /// The ranks that pass the same `colour`, ordered by `key` then rank.
     #[pyo3(signature = (colour, key = 0))]
-    fn split(&self, colour: u32, key: i32) -> PyResult<PyCommunicator> {
-        let part = with_comm(self.key, |c| c.split(colour, key))?;
+    fn split(&self, colour: i64, key: i64) -> PyResult<PyCommunicator> {
+        // Keys only order the ranks: one beyond 32 bits orders as the
+        // nearest 32-bit value (then by rank), rather than failing this rank
+        // alone while the others wait in the split.
+        let key = key.clamp(i32::MIN.into(), i32::MAX.into()) as i32;
+        let part = with_comm(self.key, |c| c.split(out_of_range_as(colour, u32::MAX), key))?;
         let key = REGISTRY.with_borrow_mut(|r| r.insert(part));
         Ok(PyCommunicator { key })
     }

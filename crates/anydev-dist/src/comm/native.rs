@@ -8,7 +8,7 @@ use crate::error::{DistError, Result};
 use crate::meta::Call;
 use crate::wait::{lease, poll_until};
 use anydev::collective::{self, CollectiveKind, CommInit, DeviceComm};
-use anydev::{Array, DType};
+use anydev::{Array, DType, Device};
 use mpi::request::StaticScope;
 use mpi::traits::{Communicator as _, Root};
 use std::rc::Rc;
@@ -18,13 +18,15 @@ use std::rc::Rc;
 const ID_MESSAGE: usize = 1 + 4 + 1024;
 
 /// One collective on the device: what it does, `count` elements per rank,
-/// and the shape of what this rank gets.
+/// the shape of what this rank gets, and the device it goes back to (the
+/// input's, which may be another device of the communicator's kind).
 pub(super) struct Plan<'a> {
     pub kind: CollectiveKind,
     pub send: Option<&'a Array>,
     pub count: usize,
     pub out_shape: Vec<usize>,
     pub dtype: DType,
+    pub home: Device,
 }
 
 /// The device library's reduction for `op` (a mean is a sum, divided after).
@@ -111,6 +113,10 @@ impl Communicator {
             self.shared.broken.borrow_mut().get_or_insert_with(|| e.to_string());
             return Err(e.into());
         }
-        Ok(out)
+        if plan.home == self.device {
+            Ok(out)
+        } else {
+            Ok(out.to_device(plan.home)?)
+        }
     }
 }

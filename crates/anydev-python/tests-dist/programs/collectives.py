@@ -160,6 +160,20 @@ def _():
         assert str(size + 3) in str(e) or "rank" in str(e), e
     else:
         raise AssertionError("a root past the last rank was accepted")
+    # A negative root is refused inside the collective, on every rank, not
+    # by a conversion on one rank while the others wait.
+    try:
+        comm.broadcast(mine(xp.float32), root=-1)
+    except ValueError as e:
+        assert "root" in str(e), e
+    else:
+        raise AssertionError("a negative root was accepted")
+    try:
+        comm.split(-1)
+    except ValueError as e:
+        assert "colour" in str(e), e
+    else:
+        raise AssertionError("a negative colour was accepted")
     got = comm.all_reduce(xp.ones(1, device=device))
     assert float(got[0]) == size
 
