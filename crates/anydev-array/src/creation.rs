@@ -91,9 +91,18 @@ pub(crate) fn filled(ctx: &Arc<DeviceCtx>, dtype: DType, shape: &[usize], value:
 }
 
 /// `value` as a scalar of `dtype` for `full`: range-checked for integers,
-/// truncated from floats as `astype` would.
+/// floats truncated toward zero into them.
 fn fill_value(value: Weak, dtype: DType) -> Result<Scalar> {
     match (value, dtype) {
+        // Truncated toward zero, as NumPy's and PyTorch's `full` do. NaN,
+        // the infinities and values beyond the dtype's range have no such
+        // integer: they are refused as an integer that does not fit is,
+        // rather than saturated.
+        (Weak::Float(v), d) if d.is_integer() => {
+            let whole = v.trunc();
+            let exact = whole.is_finite().then(|| Weak::Int(whole as i128).to_scalar("full", d));
+            exact.and_then(Result::ok).map_or_else(|| value.to_scalar("full", d), Ok)
+        }
         (Weak::Float(v), d) if !d.is_float() => Ok(promote::float_scalar(v, d)),
         (Weak::Int(v), DType::Bool) => Ok(Scalar::Bool(v != 0)),
         _ => value.to_scalar("full", dtype),

@@ -58,6 +58,20 @@ fn creation_functions() {
         ad::full(&[1], 300, DType::U8),
         Err(Error::InvalidDType { .. })
     ));
+    // Floats truncate toward zero; one with no integer in range is refused
+    // like 300 above, never saturated or turned into 0.
+    assert_eq!(ad::full(&[1], -0.9, DType::U8).unwrap().to_vec::<u8>().unwrap(), vec![0]);
+    assert_eq!(ad::full(&[1], -128.7, DType::I8).unwrap().to_vec::<i8>().unwrap(), vec![-128]);
+    for (value, dtype) in [
+        (f64::NAN, DType::I32),
+        (f64::INFINITY, DType::I64),
+        (1e20, DType::I32),
+        (256.0, DType::U8),
+        (-1.0, DType::U8),
+    ] {
+        let refused = ad::full(&[1], value, dtype);
+        assert!(matches!(refused, Err(Error::InvalidDType { .. })), "{value} as {dtype}: {refused:?}");
+    }
     assert_eq!(ad::zeros(&[2, 0], ()).unwrap().size(), 0);
     assert_eq!(ad::ones(&[], DType::I8).unwrap().to_scalar::<i8>().unwrap(), 1);
     let x = ad::arange(1, 10, 1, ()).unwrap().reshape(&[3, 3]).unwrap();
@@ -295,4 +309,16 @@ fn random_numbers_are_reproducible_and_in_range() {
     ));
     assert!(ad::random_uniform(&[2], 1.0, 1.0, ()).is_err());
     assert!(ad::random_normal(&[2], 0.0, -1.0, ()).is_err());
+}
+
+#[test]
+fn generators_of_devices_the_runtime_lacks_are_refused() {
+    for device in ["cpu:1", "nokind:0"] {
+        let device: ad::Device = device.parse().unwrap();
+        let refused = |result: Result<(), Error>| matches!(result, Err(Error::DeviceUnavailable { .. }));
+        assert!(refused(ad::manual_seed_device(device, 3)), "{device}");
+        assert!(refused(ad::rng_state(device).map(drop)), "{device}");
+        let state = ad::rng_state(ad::Device::cpu()).unwrap();
+        assert!(refused(ad::set_rng_state(device, state)), "{device}");
+    }
 }
