@@ -12,9 +12,10 @@
  * op_supported/execute op by op, running conformance after each step.
  * docs/plugins.md walks through it.
  */
-#define _POSIX_C_SOURCE 200112L /* posix_memalign */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign, pthreads */
 #include "anydev_plugin.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +44,11 @@ static void error_destroy(AnydevError *e) { free(e); }
 struct AnydevDevice {
   int unused;
 };
+/* Calls may overlap (see the header's Threading), so the memory counters
+ * change under the lock. */
 struct AnydevContext {
   AnydevDevice device;
+  pthread_mutex_t lock;
   uint64_t in_use, peak, live; /* memory_stats: live buffers only */
 };
 struct AnydevBuffer {
@@ -65,11 +69,16 @@ static AnydevStatus initialize(const AnydevInitArgs *args, AnydevContext **out) 
     return error(ANYDEV_ERROR_INVALID_ARGUMENT, "built for another major ABI version");
   ctx = calloc(1, sizeof *ctx);
   if (ctx == NULL) return error(ANYDEV_ERROR_OUT_OF_MEMORY, "no memory for the context");
+  if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+    free(ctx);
+    return error(ANYDEV_ERROR_INTERNAL, "cannot create the context's lock");
+  }
   *out = ctx;
   return NULL;
 }
 
 static AnydevStatus shutdown_context(AnydevContext *ctx) {
+  pthread_mutex_destroy(&ctx->lock);
   free(ctx);
   return NULL;
 }
@@ -149,47 +158,68 @@ static AnydevStatus allocate(AnydevContext *ctx, AnydevDevice *dev, uint64_t siz
                              AnydevBuffer **out) {
   AnydevBuffer *b;
   void *bytes = NULL;
+  int fits;
   (void)dev;
   if (kind != ANYDEV_MEMORY_DEVICE) return error(ANYDEV_ERROR_INVALID_ARGUMENT, "only device memory");
-  if (size > MEMORY_BYTES - ctx->in_use) return error(ANYDEV_ERROR_OUT_OF_MEMORY, "the 256 MiB device is full");
   b = malloc(sizeof *b);
   if (b == NULL || posix_memalign(&bytes, 256, size ? size : 1) != 0) {
     free(b);
     return error(ANYDEV_ERROR_OUT_OF_MEMORY, "host allocation failed");
   }
+  /* Check and count under one lock, so that overlapping calls cannot both fit. */
+  pthread_mutex_lock(&ctx->lock);
+  fits = size <= MEMORY_BYTES - ctx->in_use;
+  if (fits) {
+    ctx->in_use += size;
+    ctx->live += 1;
+    if (ctx->in_use > ctx->peak) ctx->peak = ctx->in_use;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  if (!fits) {
+    free(bytes);
+    free(b);
+    return error(ANYDEV_ERROR_OUT_OF_MEMORY, "the 256 MiB device is full");
+  }
   b->bytes = bytes;
   b->size = size;
-  ctx->in_use += size;
-  ctx->live += 1;
-  if (ctx->in_use > ctx->peak) ctx->peak = ctx->in_use;
   *out = b;
   return NULL;
 }
 
 static AnydevStatus free_buffer(AnydevContext *ctx, AnydevBuffer *b) {
+  pthread_mutex_lock(&ctx->lock);
   ctx->in_use -= b->size;
   ctx->live -= 1;
+  pthread_mutex_unlock(&ctx->lock);
   free(b->bytes);
   free(b);
   return NULL;
 }
 
 static AnydevStatus memory_stats(AnydevContext *ctx, AnydevDevice *dev, AnydevMemoryStats *out) {
+  uint64_t in_use;
   (void)dev;
-  out->in_use = ctx->in_use;
+  pthread_mutex_lock(&ctx->lock);
+  in_use = ctx->in_use;
+  out->in_use = in_use;
   out->peak = ctx->peak;
   out->allocations = ctx->live;
+  pthread_mutex_unlock(&ctx->lock);
   out->limit = MEMORY_BYTES;
-  /* ABI 1.5: this device caches nothing and its size is its limit. */
-  out->reserved = ctx->in_use;
-  out->free = MEMORY_BYTES - ctx->in_use;
-  out->total = MEMORY_BYTES;
+  /* ABI 1.5: this device caches nothing and its size is its limit. A host
+   * older than 1.5 passes a struct without these fields: write only what
+   * its struct_size covers. */
+  if (ANYDEV_HAS_FIELD(out, AnydevMemoryStats, reserved)) out->reserved = in_use;
+  if (ANYDEV_HAS_FIELD(out, AnydevMemoryStats, free)) out->free = MEMORY_BYTES - in_use;
+  if (ANYDEV_HAS_FIELD(out, AnydevMemoryStats, total)) out->total = MEMORY_BYTES;
   return NULL;
 }
 
 static AnydevStatus memory_reset_peak(AnydevContext *ctx, AnydevDevice *dev) {
   (void)dev;
+  pthread_mutex_lock(&ctx->lock);
   ctx->peak = ctx->in_use;
+  pthread_mutex_unlock(&ctx->lock);
   return NULL;
 }
 

@@ -17,6 +17,10 @@
  *     struct_size, means "unimplemented". The host never reads past
  *     struct_size. The REQUIRED calls (marked below) must be present: a
  *     table without one is refused at load, naming every missing call.
+ *     Two groups of optional calls go together: the eight stream and event
+ *     calls (stream_create to event_destroy) and the five collective calls
+ *     (ABI 1.6). A table with part of a group is refused at load too,
+ *     naming the calls of the group it lacks.
  *   - struct_size rules. Structs that may grow start with struct_size, set
  *     by whoever allocated them to sizeof as it was compiled
  *     (ANYDEV_STRUCT_INIT does it); a reader uses a field only when
@@ -90,7 +94,8 @@
  *     once published, never changes meaning.
  *
  * This header mirrors the Rust crate anydev-plugin-abi; a test compiles a C
- * plugin against it and compares every size and offset.
+ * plugin against it and compares the size of every struct, and the offsets
+ * of a selection of fields, with the Rust types.
  */
 #ifndef ANYDEV_PLUGIN_H
 #define ANYDEV_PLUGIN_H
@@ -291,7 +296,8 @@ typedef struct AnydevInitArgs {
   AnydevVersion host_version;
   uint32_t reserved;
   const char *plugin_name;  /* the registered name (device kind), UTF-8 */
-  const char *options_json; /* manifest "options" as JSON text, or NULL */
+  const char *options_json; /* manifest "options" as JSON text; "{}" when there
+                               are none (never NULL) */
 } AnydevInitArgs;
 
 /* Filled by device_properties; allocated by the host (struct_size set).
@@ -640,8 +646,11 @@ typedef struct AnydevPluginApi {
   /* REQUIRED. Creates the plugin instance; args borrowed. *out_context is owned by the
    * host until shutdown. ANYDEV_ERROR_UNAVAILABLE = hardware simply absent. */
   AnydevStatus (*initialize)(const AnydevInitArgs *args, AnydevContext **out_context);
-  /* REQUIRED. Destroys the context after the host destroyed all its buffers, streams
-   * and events. Device handles, strings and attribute lists die with it. */
+  /* REQUIRED. Destroys the context, at most once, in one of the two ways Lifecycle
+   * (at the top) describes: after the host freed every buffer and destroyed every
+   * stream and event, or at process exit with some of them still live, which the
+   * plugin then releases itself (the host makes no call afterwards). Device handles,
+   * strings and attribute lists die with it. */
   AnydevStatus (*shutdown)(AnydevContext *context);
 
   /* REQUIRED. Number of devices; constant for the context's lifetime. 0 makes
@@ -670,16 +679,22 @@ typedef struct AnydevPluginApi {
    * the host until free. ANYDEV_ERROR_OUT_OF_MEMORY when it does not fit. */
   AnydevStatus (*allocate)(AnydevContext *context, AnydevDevice *device, uint64_t size,
                            uint32_t memory_kind, AnydevBuffer **out_buffer);
-  /* REQUIRED. Frees a buffer (takes ownership). The host calls it once no enqueued
-   * work uses the buffer, or at once on a device whose capabilities say
-   * stream_ordered_free, which then keeps the memory until that work is done. */
+  /* REQUIRED. Frees a buffer (takes ownership). On a device that declares
+   * async_execution, the host calls it once no enqueued work uses the buffer, or at
+   * once when the device also declares stream_ordered_free, which then keeps the
+   * memory until that work is done. Without async_execution all work has completed
+   * when its call returned, and the host frees a buffer at once after its last use. */
   AnydevStatus (*free)(AnydevContext *context, AnydevBuffer *buffer);
   /* REQUIRED. Fills *out (host-allocated, struct_size set). */
   AnydevStatus (*memory_stats)(AnydevContext *context, AnydevDevice *device, AnydevMemoryStats *out);
 
   /* Creates a stream; *out_stream owned by the host until stream_destroy.
-   * NULL (with the other stream and event calls): calls taking a stream get
-   * NULL, and the plugin orders that work itself. */
+   * NULL, with all the other stream and event calls (a table with only some of
+   * them is refused): calls taking a stream get NULL, and the plugin orders that
+   * work itself (see Threading). The host then keeps its events itself: to record
+   * one it calls device_synchronize, after which the event has completed;
+   * synchronizing a stream is device_synchronize of its device; waiting for an
+   * event calls nothing; event_elapsed is never asked. */
   AnydevStatus (*stream_create)(AnydevContext *context, AnydevDevice *device, AnydevStream **out_stream);
   /* Destroys a stream after its work completes; takes ownership. */
   AnydevStatus (*stream_destroy)(AnydevContext *context, AnydevStream *stream);
@@ -705,7 +720,11 @@ typedef struct AnydevPluginApi {
    * the data on return. */
   AnydevStatus (*copy_device_to_host)(AnydevContext *context, AnydevStream *stream, AnydevBuffer *src,
                                       uint64_t src_offset, uint8_t *dst, uint64_t size);
-  /* Copies between two buffers of this plugin (maybe different devices). */
+  /* Copies between two buffers of this plugin (maybe different devices). NULL: the
+   * host copies through host memory, copy_device_to_host from the source (on the
+   * source device's stream), then copy_host_to_device into the destination: on
+   * the same stream when both buffers are on one device, else on a stream of the
+   * destination's device, which the host then synchronizes. */
   AnydevStatus (*copy_device_to_device)(AnydevContext *context, AnydevStream *stream, AnydevBuffer *src,
                                         uint64_t src_offset, AnydevBuffer *dst, uint64_t dst_offset,
                                         uint64_t size);

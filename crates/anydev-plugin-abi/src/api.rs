@@ -55,9 +55,11 @@ pub struct AnydevPluginApi {
     /// the hardware is simply absent, any other code when broken.
     pub initialize:
         Option<unsafe extern "C" fn(args: *const AnydevInitArgs, out_context: *mut *mut AnydevContext) -> AnydevStatus>,
-    /// Destroys the context, after the host has destroyed every buffer,
-    /// stream and event it holds. Device handles, property strings and
-    /// attribute lists die with it.
+    /// Destroys the context, at most once: after the host has freed every
+    /// buffer and destroyed every stream and event it holds, or at process
+    /// exit with some of them still live, which the plugin then releases
+    /// itself (the host makes no call afterwards). Device handles, property
+    /// strings and attribute lists die with it.
     pub shutdown: Option<unsafe extern "C" fn(context: *mut AnydevContext) -> AnydevStatus>,
 
     // --- devices ----------------------------------------------------------
@@ -132,8 +134,11 @@ pub struct AnydevPluginApi {
             out_buffer: *mut *mut AnydevBuffer,
         ) -> AnydevStatus,
     >,
-    /// Frees a buffer. Takes ownership of `buffer`. The host calls it only
-    /// once no enqueued work uses the buffer any more.
+    /// Frees a buffer. Takes ownership of `buffer`. On a device that
+    /// declares `async_execution`, the host calls it only once no enqueued
+    /// work uses the buffer any more, or at once when the device also
+    /// declares `stream_ordered_free` (it then keeps the memory until that
+    /// work is done).
     pub free: Option<unsafe extern "C" fn(context: *mut AnydevContext, buffer: *mut AnydevBuffer) -> AnydevStatus>,
     /// Fills `*out` (allocated by the host, `struct_size` set).
     pub memory_stats: Option<
@@ -146,7 +151,10 @@ pub struct AnydevPluginApi {
 
     // --- streams and events -----------------------------------------------
     /// Creates a stream on `device`; `*out_stream` is owned by the host
-    /// until `stream_destroy`.
+    /// until `stream_destroy`. The eight stream and event calls are all
+    /// present or all NULL; without them calls taking a stream get NULL,
+    /// and the host's events are complete once recorded (it calls
+    /// `device_synchronize` to record one).
     pub stream_create: Option<
         unsafe extern "C" fn(
             context: *mut AnydevContext,
@@ -217,7 +225,8 @@ pub struct AnydevPluginApi {
         ) -> AnydevStatus,
     >,
     /// Copies `size` bytes between two buffers of this plugin, possibly on
-    /// different devices (a peer copy), in `stream`'s order.
+    /// different devices (a peer copy), in `stream`'s order. NULL: the host
+    /// copies through host memory with the two host copies.
     pub copy_device_to_device: Option<
         unsafe extern "C" fn(
             context: *mut AnydevContext,

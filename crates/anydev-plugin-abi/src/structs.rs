@@ -18,7 +18,7 @@ pub struct AnydevInitArgs {
     /// NUL-terminated UTF-8.
     pub plugin_name: *const c_char,
     /// The manifest's `options` as JSON text (`{}` when absent),
-    /// NUL-terminated UTF-8; may be NULL.
+    /// NUL-terminated UTF-8; never NULL.
     pub options_json: *const c_char,
 }
 

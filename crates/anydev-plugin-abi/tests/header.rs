@@ -1,5 +1,6 @@
-//! `include/anydev_plugin.h` and the Rust types describe one ABI: every
-//! size and offset as a C compiler sees them, and every numeric code.
+//! `include/anydev_plugin.h` and the Rust types describe one ABI: the size
+//! of every struct and the offsets of a selection of fields as a C compiler
+//! sees them, and every numeric code.
 
 mod support;
 
@@ -49,7 +50,7 @@ macro_rules! layout {
 }
 
 #[test]
-fn every_size_and_offset_agrees_with_the_c_compiler() {
+fn struct_sizes_and_field_offsets_agree_with_the_c_compiler() {
     let rust = layout!(
         size AnydevVersion,
         size AnydevPluginApi,

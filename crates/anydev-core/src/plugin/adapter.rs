@@ -52,6 +52,8 @@ pub(super) struct PluginStream {
     shared: Arc<Shared>,
 }
 
+/// A plugin event, or (NULL) an event of a plugin without stream and
+/// event calls, which the host makes complete when it is recorded.
 struct PluginEvent {
     handle: *mut AnydevEvent,
     shared: Arc<Shared>,
@@ -98,7 +100,9 @@ impl Drop for PluginStream {
 
 impl Drop for PluginEvent {
     fn drop(&mut self) {
-        let _ = self.shared.instance.event_destroy(self.handle);
+        if !self.handle.is_null() {
+            let _ = self.shared.instance.event_destroy(self.handle);
+        }
     }
 }
 
@@ -256,6 +260,46 @@ impl PluginBackend {
                 available: (0..self.device_count()).map(|i| self.device(i)).collect(),
             })
         }
+    }
+
+    fn device_synchronize(&self, index: usize) -> Result<()> {
+        self.instance().device_synchronize(index).map_err(|e| self.error(e))
+    }
+
+    /// A copy between two buffers of the plugin for a plugin without
+    /// `copy_device_to_device`: read into host memory in `stream`'s order
+    /// (the read blocks, so all work ordered before the copy is done),
+    /// then written on a stream of the destination's device. Another
+    /// device's stream is not ordered with `stream`, so the host waits for
+    /// the write there; on the same device, `stream`'s order covers it.
+    fn copy_through_host(
+        &self,
+        stream: &Stream,
+        src: &Buffer,
+        src_offset: usize,
+        dst: &Buffer,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        let (src_handle, dst_handle) = (self.buffer(src)?, self.buffer(dst)?);
+        let mut staging = vec![0u8; len];
+        let read = self.stream(stream)?;
+        self.instance()
+            .copy_device_to_host(read.handle, src_handle, src_offset, &mut staging)
+            .map_err(|e| self.error(e))?;
+        let same_device = stream.device() == dst.device();
+        let target = match same_device {
+            true => stream.clone(),
+            false => self.default_stream(dst.device().index())?,
+        };
+        let write = self.stream(&target)?;
+        self.instance()
+            .copy_host_to_device(write.handle, &staging, dst_handle, dst_offset)
+            .map_err(|e| self.error(e))?;
+        if !same_device {
+            self.synchronize_stream(&target)?;
+        }
+        Ok(())
     }
 
     fn new_stream(&self, index: usize) -> Result<Stream> {
@@ -796,9 +840,17 @@ impl Backend for PluginBackend {
         self.new_stream(index)
     }
 
+    /// A plugin without streams finishes its work by the next
+    /// `device_synchronize` (the header's promise for a NULL stream), so
+    /// its event is that synchronization, complete once recorded.
     fn record_event(&self, stream: &Stream) -> Result<Event> {
         let s = self.stream(stream)?;
-        let handle = self.instance().event_record(s.handle).map_err(|e| self.error(e))?;
+        let handle = if s.handle.is_null() {
+            self.device_synchronize(stream.device().index())?;
+            std::ptr::null_mut()
+        } else {
+            self.instance().event_record(s.handle).map_err(|e| self.error(e))?
+        };
         let event = PluginEvent {
             handle,
             shared: Arc::clone(&self.shared),
@@ -808,6 +860,10 @@ impl Backend for PluginBackend {
 
     fn wait_event(&self, stream: &Stream, event: &Event) -> Result<()> {
         let (s, e) = (self.stream(stream)?, self.event(event)?);
+        if e.handle.is_null() {
+            // Complete when recorded: nothing to wait for.
+            return Ok(());
+        }
         self.instance()
             .event_wait(s.handle, e.handle)
             .map_err(|e| self.error(e))
@@ -815,11 +871,17 @@ impl Backend for PluginBackend {
 
     fn query_event(&self, event: &Event) -> Result<bool> {
         let e = self.event(event)?;
+        if e.handle.is_null() {
+            return Ok(true);
+        }
         self.instance().event_query(e.handle).map_err(|e| self.error(e))
     }
 
     fn synchronize_event(&self, event: &Event) -> Result<()> {
         let e = self.event(event)?;
+        if e.handle.is_null() {
+            return Ok(());
+        }
         self.instance().event_synchronize(e.handle).map_err(|e| self.error(e))
     }
 
@@ -831,6 +893,13 @@ impl Backend for PluginBackend {
             return Err(crate::backend::no_event_timing(start.device()));
         }
         let (s, e) = (self.event(start)?, self.event(end)?);
+        if s.handle.is_null() || e.handle.is_null() {
+            return Err(Error::FeatureUnsupported {
+                feature: "event timing".into(),
+                device: start.device(),
+                reason: "the plugin has no stream and event calls, so its events carry no time".into(),
+            });
+        }
         let ms = self
             .instance()
             .event_elapsed(s.handle, e.handle)
@@ -871,8 +940,13 @@ impl Backend for PluginBackend {
         Ok(Box::new(self.join(index, init)?))
     }
 
+    /// A plugin without streams has one implicit order per device, which
+    /// `device_synchronize` waits for.
     fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
         let s = self.stream(stream)?;
+        if s.handle.is_null() {
+            return self.device_synchronize(stream.device().index());
+        }
         self.instance().stream_synchronize(s.handle).map_err(|e| self.error(e))
     }
 
@@ -923,6 +997,9 @@ impl Backend for PluginBackend {
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
+        if !self.instance().can_copy_between() {
+            return self.copy_through_host(stream, src, src_offset, dst, dst_offset, len);
+        }
         let s = self.stream(stream)?;
         let (src, dst) = (self.buffer(src)?, self.buffer(dst)?);
         self.instance()

@@ -44,6 +44,10 @@ unsafe impl Send for Instance {}
 // SAFETY: as above.
 unsafe impl Sync for Instance {}
 
+/// What an error says when the plugin's `error_message` gave no text, so
+/// that the reason a user reads never ends in a bare colon.
+const NO_MESSAGE: &str = "(the plugin gave no message)";
+
 /// Reads a plugin-owned string; NULL reads as empty.
 fn plugin_str(s: *const c_char) -> String {
     if s.is_null() {
@@ -77,14 +81,7 @@ impl Instance {
             // out-pointer is a local.
             unsafe { f(&args, &mut context) }
         })?;
-        if context.is_null() {
-            return Err(instance.error(
-                "initialize",
-                ErrorCode::Internal,
-                "returned success but no context".into(),
-            ));
-        }
-        instance.context = context;
+        instance.context = instance.present("initialize", context, "context")?;
         let mut count = 0u32;
         instance.call("device_count", table.api.device_count, |f| {
             // SAFETY: live context; the out-pointer is a local.
@@ -97,7 +94,7 @@ impl Instance {
                 // out-pointer is a local.
                 unsafe { f(context, index, &mut device) }
             })?;
-            instance.devices.push(device);
+            instance.devices.push(instance.present("get_device", device, "device")?);
         }
         Ok(instance)
     }
@@ -112,6 +109,16 @@ impl Instance {
 
     fn error(&self, call: &'static str, code: ErrorCode, message: String) -> CallError {
         CallError { call, code, message }
+    }
+
+    /// `handle`, which `call` returned with success, unless it is NULL: a
+    /// plugin that says it made a `what` but gave none would have the host
+    /// pass NULL where the plugin expects its own object.
+    fn present<T>(&self, call: &'static str, handle: *mut T, what: &str) -> Result<*mut T, CallError> {
+        if handle.is_null() {
+            return Err(self.error(call, ErrorCode::Internal, format!("returned success but no {what}")));
+        }
+        Ok(handle)
     }
 
     /// Runs one call through `f` (NULL: unimplemented), converting its
@@ -182,6 +189,11 @@ impl Instance {
         let (code, message) = unsafe {
             let code = api.error_code.map_or(ANYDEV_ERROR_INTERNAL, |f| f(status));
             let message = api.error_message.map_or_else(String::new, |f| plugin_str(f(status)));
+            let message = if message.is_empty() {
+                NO_MESSAGE.to_owned()
+            } else {
+                message
+            };
             if let Some(destroy) = api.error_destroy {
                 destroy(status);
             }
@@ -441,10 +453,16 @@ impl Instance {
         Ok(out)
     }
 
+    /// Whether the plugin has the stream and event calls (the loader has
+    /// checked that a table has all of them or none).
+    pub fn has_streams(&self) -> bool {
+        self.table.api.stream_create.is_some()
+    }
+
     /// Creates a stream, or returns NULL ("the plugin's implicit stream")
     /// when the plugin has no stream calls.
     pub fn stream_create(&self, index: usize) -> Result<*mut AnydevStream, CallError> {
-        if self.table.api.stream_create.is_none() {
+        if !self.has_streams() {
             return Ok(ptr::null_mut());
         }
         let mut out = ptr::null_mut();
@@ -452,7 +470,7 @@ impl Instance {
             // SAFETY: live context and device; the out-pointer is a local.
             unsafe { f(self.context, self.device(index), &mut out) }
         })?;
-        Ok(out)
+        self.present("stream_create", out, "stream")
     }
 
     pub fn stream_destroy(&self, stream: *mut AnydevStream) -> Result<(), CallError> {
@@ -475,7 +493,7 @@ impl Instance {
             // SAFETY: live context and stream; the out-pointer is a local.
             unsafe { f(self.context, stream, &mut out) }
         })?;
-        Ok(out)
+        self.present("event_record", out, "event")
     }
 
     pub fn event_wait(&self, stream: *mut AnydevStream, event: *mut AnydevEvent) -> Result<(), CallError> {
@@ -581,6 +599,11 @@ impl Instance {
         })
     }
 
+    /// Whether the plugin copies between its own buffers itself.
+    pub fn can_copy_between(&self) -> bool {
+        self.table.api.copy_device_to_device.is_some()
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn copy_device_to_device(
         &self,
@@ -664,14 +687,7 @@ impl Instance {
             // lives across the call; the out-pointer is a local.
             unsafe { f(self.context, self.device(index), args, &mut comm) }
         })?;
-        if comm.is_null() {
-            return Err(self.error(
-                "comm_init",
-                ErrorCode::Internal,
-                "returned success but no communicator".into(),
-            ));
-        }
-        Ok(comm)
+        self.present("comm_init", comm, "communicator")
     }
 
     pub fn comm_abort(&self, comm: *mut AnydevComm) -> Result<(), CallError> {

@@ -87,6 +87,20 @@ const REQUIRED_CALLS: &[(&str, HasCall)] = &[
     ("copy_device_to_host", |a| a.copy_device_to_host.is_some()),
 ];
 
+/// The stream and event calls: a table has all of them or none. Without
+/// them the host passes a NULL stream and keeps its events itself; with
+/// only some, the plugin would see both kinds of call on one device.
+const STREAM_CALLS: &[(&str, HasCall)] = &[
+    ("stream_create", |a| a.stream_create.is_some()),
+    ("stream_destroy", |a| a.stream_destroy.is_some()),
+    ("stream_synchronize", |a| a.stream_synchronize.is_some()),
+    ("event_record", |a| a.event_record.is_some()),
+    ("event_wait", |a| a.event_wait.is_some()),
+    ("event_query", |a| a.event_query.is_some()),
+    ("event_synchronize", |a| a.event_synchronize.is_some()),
+    ("event_destroy", |a| a.event_destroy.is_some()),
+];
+
 /// The collective calls (ABI 1.6): a table has all of them or none.
 const COLLECTIVE_CALLS: &[(&str, HasCall)] = &[
     ("comm_id", |a| a.comm_id.is_some()),
@@ -98,21 +112,20 @@ const COLLECTIVE_CALLS: &[(&str, HasCall)] = &[
 
 impl Table {
     /// `Err` naming every required call the table leaves NULL (or outside
-    /// its `struct_size`), or the collective calls missing from a table
-    /// that has some of them.
+    /// its `struct_size`), or the calls missing from a group (the stream
+    /// and event calls, the collectives) that the table has only part of.
     pub fn check_required(&self) -> Result<(), String> {
-        let missing = |calls: &[(&'static str, HasCall)]| -> Vec<&'static str> {
-            calls
-                .iter()
-                .filter(|(_, present)| !present(&self.api))
-                .map(|(name, _)| *name)
-                .collect()
-        };
-        let required = missing(REQUIRED_CALLS);
-        let collective = missing(COLLECTIVE_CALLS);
+        let required = self.missing(REQUIRED_CALLS);
+        let stream = self.missing_from_group(STREAM_CALLS);
+        let collective = self.missing_from_group(COLLECTIVE_CALLS);
         let what = if !required.is_empty() {
             format!("lacks required calls: {}", required.join(", "))
-        } else if !collective.is_empty() && collective.len() < COLLECTIVE_CALLS.len() {
+        } else if !stream.is_empty() {
+            format!(
+                "has some stream and event calls but lacks {} (all eight or none)",
+                stream.join(", ")
+            )
+        } else if !collective.is_empty() {
             format!(
                 "has some collective calls but lacks {} (ABI 1.6: all five or none)",
                 collective.join(", ")
@@ -124,6 +137,25 @@ impl Table {
             "the function table (ABI {}.{}, {} bytes) {what}",
             self.version.major, self.version.minor, self.declared_size
         ))
+    }
+
+    /// The names of `calls` the table leaves NULL.
+    fn missing(&self, calls: &[(&'static str, HasCall)]) -> Vec<&'static str> {
+        calls
+            .iter()
+            .filter(|(_, present)| !present(&self.api))
+            .map(|(name, _)| *name)
+            .collect()
+    }
+
+    /// The names of `calls` the table leaves NULL when it has at least one
+    /// of them; empty when it has all or none.
+    fn missing_from_group(&self, calls: &[(&'static str, HasCall)]) -> Vec<&'static str> {
+        let missing = self.missing(calls);
+        if missing.len() == calls.len() {
+            return Vec::new();
+        }
+        missing
     }
 }
 

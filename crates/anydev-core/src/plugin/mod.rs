@@ -25,6 +25,7 @@ pub use watch::{watch_calls, CallWatcher};
 
 use crate::backend::Backend;
 use crate::runtime::{BackendProvider, InitError};
+use crate::Error;
 use adapter::{Identity, PluginBackend};
 use anydev_plugin_abi::{AnydevPluginApi, ABI_VERSION};
 use anydev_plugin_codec::ErrorCode;
@@ -123,6 +124,17 @@ fn start(spec: &PluginSpec, table: Table) -> Result<Arc<dyn Backend>, InitError>
         library: spec.library.clone(),
         priority_set: spec.priority.is_some(),
     };
-    let backend = PluginBackend::new(instance, identity).map_err(|e| InitError::Failed(spec.describe(e)))?;
+    let backend = PluginBackend::new(instance, identity).map_err(|e| setup_failure(spec, e))?;
     Ok(Arc::new(backend))
+}
+
+/// The reason a plugin failed while the host set it up after
+/// `initialize`. A plugin error already names the plugin and its library,
+/// which `describe` adds, so only its message goes in.
+fn setup_failure(spec: &PluginSpec, error: Error) -> InitError {
+    let reason = match error {
+        Error::Plugin { message, .. } => message,
+        other => other.to_string(),
+    };
+    InitError::Failed(spec.describe(reason))
 }

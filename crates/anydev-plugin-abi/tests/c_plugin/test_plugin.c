@@ -21,7 +21,9 @@
  *   TEST_DEPENDENCY           initialize calls anydev_test_dependency(),
  *                             defined in a library the test links and
  *                             then removes
- *   TEST_DEVICES              the number of devices (default 1)
+ *   TEST_DEVICES              the number of devices (default 1), each
+ *                             with its own 1 MiB
+ *   TEST_NULL_DEVICE          get_device returns success but no device
  *   TEST_NO_CAPABILITIES      leave the required device_capabilities NULL
  *   TEST_REPORT_SHUTDOWN      shutdown writes the live streams and buffers
  *                             to the file $ANYDEV_TEST_SHUTDOWN_FILE
@@ -29,6 +31,16 @@
  *                             which op_supported accepts; execute of add
  *                             then fails loudly, as the host must not call it
  *   TEST_NO_EXTENSIONS        leave the extension-op calls (ABI 1.4) NULL
+ *   TEST_EXTENSION_OPS_FAILS  extension_ops returns an error
+ *   TEST_ASYNC                declare async_execution (the work still runs
+ *                             at once)
+ *   TEST_NO_STREAMS           leave every stream and event call NULL
+ *   TEST_NO_EVENTS            leave the event calls NULL but keep the
+ *                             stream calls (a table the host refuses)
+ *   TEST_NULL_STREAM          stream_create returns success but no stream
+ *   TEST_NULL_EVENT           event_record returns success but no event
+ *   TEST_NO_D2D               leave copy_device_to_device NULL
+ *   TEST_NO_MESSAGE           error_message returns NULL
  *
  * Unless TEST_NO_EXTENSIONS, the device implements one named extension op
  * (ABI 1.4), "ctest::axpy": out = a * x + y for f32 arrays x, y and out of
@@ -57,6 +69,11 @@
 #ifndef TEST_DEVICES
 #define TEST_DEVICES 1
 #endif
+#ifdef TEST_ASYNC
+#define ASYNC_EXECUTION 1
+#else
+#define ASYNC_EXECUTION 0
+#endif
 
 #if defined(TEST_INIT_CRASHES) || defined(TEST_ADD_CRASHES)
 /* A real invalid write, not raise(SIGSEGV): a host may handle a raised
@@ -79,17 +96,18 @@ struct AnydevError {
 
 struct AnydevDevice {
   uint32_t index;
+  uint64_t in_use, peak, allocations;
 };
 
 struct AnydevContext {
-  AnydevDevice device;
-  uint64_t in_use, peak, allocations;
+  AnydevDevice devices[TEST_DEVICES > 0 ? TEST_DEVICES : 1];
   uint64_t streams; /* live streams */
 };
 
 struct AnydevBuffer {
   unsigned char *data;
   uint64_t size;
+  AnydevDevice *device;
 };
 
 struct AnydevStream {
@@ -109,7 +127,14 @@ static AnydevStatus fail(int32_t code, const char *message) {
 }
 
 static int32_t error_code(const AnydevError *e) { return e->code; }
-static const char *error_message(const AnydevError *e) { return e->message; }
+static const char *error_message(const AnydevError *e) {
+#ifdef TEST_NO_MESSAGE
+  (void)e;
+  return NULL;
+#else
+  return e->message;
+#endif
+}
 static void error_destroy(AnydevError *e) { free(e); }
 
 static AnydevStatus initialize(const AnydevInitArgs *args, AnydevContext **out) {
@@ -144,8 +169,10 @@ static AnydevStatus shutdown_ctx(AnydevContext *ctx) {
   const char *path = getenv("ANYDEV_TEST_SHUTDOWN_FILE");
   FILE *f = path ? fopen(path, "w") : NULL;
   if (f) {
+    uint64_t buffers = 0;
+    for (size_t i = 0; i < sizeof ctx->devices / sizeof ctx->devices[0]; i++) buffers += ctx->devices[i].allocations;
     fprintf(f, "shutdown with %llu streams and %llu buffers live\n", (unsigned long long)ctx->streams,
-            (unsigned long long)ctx->allocations);
+            (unsigned long long)buffers);
     fclose(f);
   }
 #endif
@@ -160,8 +187,13 @@ static AnydevStatus device_count(AnydevContext *ctx, uint32_t *out) {
 }
 
 static AnydevStatus get_device(AnydevContext *ctx, uint32_t index, AnydevDevice **out) {
-  if (index != 0) return fail(ANYDEV_ERROR_INVALID_ARGUMENT, "no such device");
-  *out = &ctx->device;
+  if (index + 1ull > TEST_DEVICES) return fail(ANYDEV_ERROR_INVALID_ARGUMENT, "no such device");
+  ctx->devices[index].index = index;
+#ifdef TEST_NULL_DEVICE
+  *out = NULL;
+#else
+  *out = &ctx->devices[index];
+#endif
   return NULL;
 }
 
@@ -181,7 +213,7 @@ static AnydevStatus device_properties(AnydevContext *ctx, AnydevDevice *dev, Any
 static const int64_t dtypes[] = {ANYDEV_DTYPE_F32};
 static const AnydevAttribute attributes[] = {
     {"dtypes", ANYDEV_ATTR_I64_LIST, 0, 0, 0.0, NULL, dtypes, 1},
-    {"async_execution", ANYDEV_ATTR_BOOL, 0, 0, 0.0, NULL, NULL, 0},
+    {"async_execution", ANYDEV_ATTR_BOOL, 0, ASYNC_EXECUTION, 0.0, NULL, NULL, 0},
     {"compute_units", ANYDEV_ATTR_I64, 0, 1, 0.0, NULL, NULL, 0},
     {"ctest.clock_ghz", ANYDEV_ATTR_F64, 0, 0, 1.5, NULL, NULL, 0},
     {"ctest.language", ANYDEV_ATTR_STRING, 0, 0, 0.0, "C99", NULL, 0},
@@ -223,9 +255,9 @@ static AnydevStatus device_synchronize(AnydevContext *ctx, AnydevDevice *dev) {
 
 static AnydevStatus allocate(AnydevContext *ctx, AnydevDevice *dev, uint64_t size, uint32_t kind,
                              AnydevBuffer **out) {
-  (void)dev;
+  (void)ctx;
   if (kind != ANYDEV_MEMORY_DEVICE) return fail(ANYDEV_ERROR_INVALID_ARGUMENT, "only device memory");
-  if (size > (1 << 20) - ctx->in_use) return fail(ANYDEV_ERROR_OUT_OF_MEMORY, "the 1 MiB device is full");
+  if (size > (1 << 20) - dev->in_use) return fail(ANYDEV_ERROR_OUT_OF_MEMORY, "the 1 MiB device is full");
   AnydevBuffer *b = calloc(1, sizeof *b);
   void *data = NULL;
   if (!b || posix_memalign(&data, 256, size ? size : 1) != 0) {
@@ -235,35 +267,43 @@ static AnydevStatus allocate(AnydevContext *ctx, AnydevDevice *dev, uint64_t siz
   memset(data, 0, size);
   b->data = data;
   b->size = size;
-  ctx->in_use += size;
-  ctx->allocations += 1;
-  if (ctx->in_use > ctx->peak) ctx->peak = ctx->in_use;
+  b->device = dev;
+  dev->in_use += size;
+  dev->allocations += 1;
+  if (dev->in_use > dev->peak) dev->peak = dev->in_use;
   *out = b;
   return NULL;
 }
 
 static AnydevStatus free_buffer(AnydevContext *ctx, AnydevBuffer *b) {
-  ctx->in_use -= b->size;
-  ctx->allocations -= 1;
+  (void)ctx;
+  b->device->in_use -= b->size;
+  b->device->allocations -= 1;
   free(b->data);
   free(b);
   return NULL;
 }
 
 static AnydevStatus memory_stats(AnydevContext *ctx, AnydevDevice *dev, AnydevMemoryStats *out) {
-  (void)dev;
-  out->in_use = ctx->in_use;
-  out->peak = ctx->peak;
-  out->allocations = ctx->allocations;
+  (void)ctx;
+  out->in_use = dev->in_use;
+  out->peak = dev->peak;
+  out->allocations = dev->allocations;
   out->limit = 1 << 20;
-  out->reserved = ctx->in_use; /* nothing cached */
+  out->reserved = dev->in_use; /* nothing cached */
   out->free = ANYDEV_UNKNOWN_BYTES;
   out->total = ANYDEV_UNKNOWN_BYTES;
   return NULL;
 }
 
+#ifndef TEST_NO_STREAMS
 static AnydevStatus stream_create(AnydevContext *ctx, AnydevDevice *dev, AnydevStream **out) {
   (void)dev;
+#ifdef TEST_NULL_STREAM
+  (void)ctx;
+  *out = NULL;
+  return NULL;
+#endif
   *out = calloc(1, sizeof **out);
   if (!*out) return fail(ANYDEV_ERROR_OUT_OF_MEMORY, "no memory for a stream");
   ctx->streams += 1;
@@ -282,9 +322,14 @@ static AnydevStatus stream_synchronize(AnydevContext *ctx, AnydevStream *s) {
   return NULL;
 }
 
+#ifndef TEST_NO_EVENTS
 static AnydevStatus event_record(AnydevContext *ctx, AnydevStream *s, AnydevEvent **out) {
   (void)ctx;
   (void)s;
+#ifdef TEST_NULL_EVENT
+  *out = NULL;
+  return NULL;
+#endif
   *out = calloc(1, sizeof **out);
   return *out ? NULL : fail(ANYDEV_ERROR_OUT_OF_MEMORY, "no memory for an event");
 }
@@ -314,6 +359,8 @@ static AnydevStatus event_destroy(AnydevContext *ctx, AnydevEvent *e) {
   free(e);
   return NULL;
 }
+#endif /* TEST_NO_EVENTS */
+#endif /* TEST_NO_STREAMS */
 
 static int in_range(const AnydevBuffer *b, uint64_t offset, uint64_t size) {
   return offset <= b->size && size <= b->size - offset;
@@ -337,6 +384,7 @@ static AnydevStatus copy_d2h(AnydevContext *ctx, AnydevStream *s, AnydevBuffer *
   return NULL;
 }
 
+#ifndef TEST_NO_D2D
 static AnydevStatus copy_d2d(AnydevContext *ctx, AnydevStream *s, AnydevBuffer *src, uint64_t soff,
                              AnydevBuffer *dst, uint64_t doff, uint64_t size) {
   (void)ctx;
@@ -346,6 +394,7 @@ static AnydevStatus copy_d2d(AnydevContext *ctx, AnydevStream *s, AnydevBuffer *
   memmove(dst->data + doff, src->data + soff, size);
   return NULL;
 }
+#endif
 
 static AnydevStatus fill_bytes(AnydevContext *ctx, AnydevStream *s, AnydevBuffer *dst, uint64_t off,
                                uint64_t size, const uint8_t *pattern, uint64_t plen) {
@@ -413,6 +462,9 @@ static const char *const extension_names[] = {"ctest::axpy"};
 static AnydevStatus extension_ops(AnydevContext *ctx, AnydevDevice *dev, AnydevExtensionOpList *out) {
   (void)ctx;
   (void)dev;
+#ifdef TEST_EXTENSION_OPS_FAILS
+  return fail(ANYDEV_ERROR_INTERNAL, "simulated extension registry failure");
+#endif
   if (!ANYDEV_HAS_FIELD(out, AnydevExtensionOpList, count))
     return fail(ANYDEV_ERROR_INVALID_ARGUMENT, "extension op list struct too small");
   out->names = extension_names;
@@ -477,17 +529,23 @@ static const AnydevPluginApi api = {
     .allocate = allocate,
     .free = free_buffer,
     .memory_stats = memory_stats,
+#ifndef TEST_NO_STREAMS
     .stream_create = stream_create,
     .stream_destroy = stream_destroy,
     .stream_synchronize = stream_synchronize,
+#ifndef TEST_NO_EVENTS
     .event_record = event_record,
     .event_wait = event_wait,
     .event_query = event_query,
     .event_synchronize = event_synchronize,
     .event_destroy = event_destroy,
+#endif
+#endif
     .copy_host_to_device = copy_h2d,
     .copy_device_to_host = copy_d2h,
+#ifndef TEST_NO_D2D
     .copy_device_to_device = copy_d2d,
+#endif
     .fill = fill_bytes,
     .execute = execute,
 #ifdef TEST_SIGNATURE_NO_ADD
