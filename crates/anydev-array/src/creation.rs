@@ -101,7 +101,9 @@ fn fill_value(value: Weak, dtype: DType) -> Result<Scalar> {
         (Weak::Float(v), d) if d.is_integer() => {
             let whole = v.trunc();
             let exact = whole.is_finite().then(|| Weak::Int(whole as i128).to_scalar("full", d));
-            exact.and_then(Result::ok).map_or_else(|| value.to_scalar("full", d), Ok)
+            exact
+                .and_then(Result::ok)
+                .map_or_else(|| value.to_scalar("full", d), Ok)
         }
         (Weak::Float(v), d) if !d.is_float() => Ok(promote::float_scalar(v, d)),
         (Weak::Int(v), DType::Bool) => Ok(Scalar::Bool(v != 0)),

@@ -60,8 +60,14 @@ fn creation_functions() {
     ));
     // Floats truncate toward zero; one with no integer in range is refused
     // like 300 above, never saturated or turned into 0.
-    assert_eq!(ad::full(&[1], -0.9, DType::U8).unwrap().to_vec::<u8>().unwrap(), vec![0]);
-    assert_eq!(ad::full(&[1], -128.7, DType::I8).unwrap().to_vec::<i8>().unwrap(), vec![-128]);
+    assert_eq!(
+        ad::full(&[1], -0.9, DType::U8).unwrap().to_vec::<u8>().unwrap(),
+        vec![0]
+    );
+    assert_eq!(
+        ad::full(&[1], -128.7, DType::I8).unwrap().to_vec::<i8>().unwrap(),
+        vec![-128]
+    );
     for (value, dtype) in [
         (f64::NAN, DType::I32),
         (f64::INFINITY, DType::I64),
@@ -70,7 +76,10 @@ fn creation_functions() {
         (-1.0, DType::U8),
     ] {
         let refused = ad::full(&[1], value, dtype);
-        assert!(matches!(refused, Err(Error::InvalidDType { .. })), "{value} as {dtype}: {refused:?}");
+        assert!(
+            matches!(refused, Err(Error::InvalidDType { .. })),
+            "{value} as {dtype}: {refused:?}"
+        );
     }
     assert_eq!(ad::zeros(&[2, 0], ()).unwrap().size(), 0);
     assert_eq!(ad::ones(&[], DType::I8).unwrap().to_scalar::<i8>().unwrap(), 1);
