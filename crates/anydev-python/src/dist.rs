@@ -238,12 +238,21 @@ impl PyCommunicator {
 
     #[pyo3(signature = (x, /, dest, tag = 0))]
     fn send(&self, x: &PyArray, dest: i64, tag: i64) -> PyResult<()> {
-        with_comm(self.key, |c| c.send(&x.inner, out_of_range_as(dest, usize::MAX), out_of_range_as(tag, i32::MAX)))
+        with_comm(self.key, |c| {
+            c.send(
+                &x.inner,
+                out_of_range_as(dest, usize::MAX),
+                out_of_range_as(tag, i32::MAX),
+            )
+        })
     }
 
     #[pyo3(signature = (source, tag = 0))]
     fn recv(&self, source: i64, tag: i64) -> PyResult<PyArray> {
-        with_comm(self.key, |c| c.recv(out_of_range_as(source, usize::MAX), out_of_range_as(tag, i32::MAX))).map(PyArray::from)
+        with_comm(self.key, |c| {
+            c.recv(out_of_range_as(source, usize::MAX), out_of_range_as(tag, i32::MAX))
+        })
+        .map(PyArray::from)
     }
 
     fn barrier(&self) -> PyResult<()> {
