@@ -6,7 +6,7 @@
 //! every device and thread count.
 
 use crate::array::Array;
-use crate::context::creation_placement;
+use crate::context::{creation_placement, runtime};
 use crate::creation::Spec;
 use crate::dispatch::{alloc, execute};
 use anydev_core::ops::{Distribution, Op};
@@ -53,20 +53,33 @@ pub fn manual_seed(seed: u64) {
 }
 
 /// Restarts `device`'s random sequence from `seed`; other devices keep
-/// theirs (like `torch.cuda.manual_seed`).
-pub fn manual_seed_device(device: Device, seed: u64) {
-    generator(device).manual_seed(seed);
+/// theirs (like `torch.cuda.manual_seed`). A device the runtime does not
+/// serve is an error.
+pub fn manual_seed_device(device: Device, seed: u64) -> Result<()> {
+    served_generator(device)?.manual_seed(seed);
+    Ok(())
 }
 
 /// `device`'s generator state, to hand back to [`set_rng_state`] later
-/// and replay the same numbers.
-pub fn rng_state(device: Device) -> RngState {
-    generator(device).state()
+/// and replay the same numbers. A device the runtime does not serve is
+/// an error.
+pub fn rng_state(device: Device) -> Result<RngState> {
+    Ok(served_generator(device)?.state())
 }
 
-/// Sets `device`'s generator state, saved earlier with [`rng_state`].
-pub fn set_rng_state(device: Device, state: RngState) {
-    generator(device).set_state(state);
+/// Sets `device`'s generator state, saved earlier with [`rng_state`]. A
+/// device the runtime does not serve is an error.
+pub fn set_rng_state(device: Device, state: RngState) -> Result<()> {
+    served_generator(device)?.set_state(state);
+    Ok(())
+}
+
+/// The generator of `device` once the runtime is found to serve it: a
+/// misspelt device or one that is not there must be reported, not given
+/// a generator nothing ever draws from.
+fn served_generator(device: Device) -> Result<Arc<Generator>> {
+    runtime().backend(device)?;
+    Ok(generator(device))
 }
 
 fn random(op: &str, shape: &[usize], dist: Distribution, spec: Spec) -> Result<Array> {

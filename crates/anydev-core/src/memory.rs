@@ -506,9 +506,12 @@ impl MemoryCounter {
         }
     }
 
-    /// Reserves `bytes`, or returns the bytes in use when the limit would be
-    /// exceeded (nothing is reserved then).
-    pub fn reserve(&self, bytes: usize) -> Result<(), usize> {
+    /// Reserves `bytes` for an allocation about to be made, or returns the
+    /// bytes in use when the limit would be exceeded (nothing is reserved
+    /// then). The peak rises only when the [`Reservation`] is committed,
+    /// once the memory is there, so that an allocation the system refuses
+    /// leaves no peak it never reached.
+    pub fn reserve(&self, bytes: usize) -> Result<Reservation<'_>, usize> {
         let mut current = self.in_use.load(Ordering::Relaxed);
         loop {
             let next = current.checked_add(bytes).ok_or(current)?;
@@ -520,9 +523,12 @@ impl MemoryCounter {
                 .compare_exchange_weak(current, next, Ordering::AcqRel, Ordering::Relaxed)
             {
                 Ok(_) => {
-                    self.peak.fetch_max(next, Ordering::AcqRel);
                     self.allocations.fetch_add(1, Ordering::AcqRel);
-                    return Ok(());
+                    return Ok(Reservation {
+                        counter: self,
+                        bytes,
+                        in_use: next,
+                    });
                 }
                 Err(actual) => current = actual,
             }
@@ -561,6 +567,34 @@ impl MemoryCounter {
 
     pub fn limit(&self) -> Option<usize> {
         self.limit
+    }
+}
+
+/// Bytes reserved in a [`MemoryCounter`] for an allocation being made.
+/// Dropped without [`Reservation::commit`] (the allocation failed), it
+/// gives the bytes back and leaves the peak as it was.
+#[must_use = "an uncommitted reservation gives its bytes back when dropped"]
+#[derive(Debug)]
+pub struct Reservation<'a> {
+    counter: &'a MemoryCounter,
+    bytes: usize,
+    /// The bytes in use once these were reserved: the peak to record.
+    in_use: usize,
+}
+
+impl Reservation<'_> {
+    /// Keeps the bytes for the allocation just made, which its drop
+    /// releases with [`MemoryCounter::release`], and raises the peak to
+    /// what was in use with them.
+    pub fn commit(self) {
+        self.counter.peak.fetch_max(self.in_use, Ordering::AcqRel);
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.counter.release(self.bytes);
     }
 }
 
@@ -610,12 +644,21 @@ mod tests {
     #[test]
     fn counter_tracks_peak_and_enforces_the_limit() {
         let c = MemoryCounter::new(Some(100));
-        c.reserve(60).unwrap();
-        assert_eq!(c.reserve(50), Err(60));
-        c.reserve(40).unwrap();
+        c.reserve(60).unwrap().commit();
+        assert_eq!(c.reserve(50).err(), Some(60));
+        c.reserve(40).unwrap().commit();
         c.release(60);
         c.release(40);
         let s = c.stats();
         assert_eq!((s.in_use, s.peak, s.allocations), (0, 100, 0));
+    }
+
+    #[test]
+    fn an_uncommitted_reservation_leaves_no_trace() {
+        let c = MemoryCounter::new(None);
+        c.reserve(10).unwrap().commit();
+        drop(c.reserve(1 << 40).unwrap());
+        let s = c.stats();
+        assert_eq!((s.in_use, s.peak, s.allocations), (10, 10, 1));
     }
 }

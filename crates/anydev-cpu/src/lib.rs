@@ -173,14 +173,14 @@ impl Backend for CpuBackend {
             in_use,
             limit: counter.limit(),
         };
-        counter.reserve(bytes).map_err(out_of_memory)?;
-        match HostAllocation::new(bytes, Arc::clone(&self.memory)) {
-            Some(alloc) => Ok(Box::new(alloc)),
-            None => {
-                counter.release(bytes);
-                Err(out_of_memory(counter.stats().in_use))
-            }
-        }
+        let reservation = counter.reserve(bytes).map_err(out_of_memory)?;
+        let Some(alloc) = HostAllocation::new(bytes, Arc::clone(&self.memory)) else {
+            // Given back first, so the error reports the bytes in use without it.
+            drop(reservation);
+            return Err(out_of_memory(counter.stats().in_use));
+        };
+        reservation.commit();
+        Ok(Box::new(alloc))
     }
 
     /// The host uses any memory with a host address in place: pinned,

@@ -219,7 +219,7 @@ mod tests {
     use anydev_kernels::blocks::ALIGN;
 
     fn allocate(memory: &Arc<HostMemory>, len: usize) -> HostAllocation {
-        memory.counter().reserve(len).unwrap();
+        memory.counter().reserve(len).unwrap().commit();
         HostAllocation::new(len, Arc::clone(memory)).unwrap()
     }
 

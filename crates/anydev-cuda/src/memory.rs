@@ -267,26 +267,22 @@ pub fn allocate(dev: &CudaDevice, bytes: usize, kind: MemoryKind) -> Result<Cuda
     }
     let core = Arc::clone(&dev.core);
     let size = rounded(bytes).ok_or_else(|| out_of_memory(dev.id, &core, bytes))?;
-    core.counter
+    let reservation = core
+        .counter
         .reserve(size)
         .map_err(|_| out_of_memory(dev.id, &core, bytes))?;
-    let made = raw_allocate(dev, size, kind);
-    match made {
-        Ok((ptr, host, origin)) => Ok(CudaAllocation {
-            core,
-            ptr,
-            host: host.map(Raw),
-            bytes: size,
-            reserved: Some(size),
-            kind,
-            origin,
-            _lender: None,
-        }),
-        Err(e) => {
-            core.counter.release(size);
-            Err(e)
-        }
-    }
+    let (ptr, host, origin) = raw_allocate(dev, size, kind)?;
+    reservation.commit();
+    Ok(CudaAllocation {
+        core,
+        ptr,
+        host: host.map(Raw),
+        bytes: size,
+        reserved: Some(size),
+        kind,
+        origin,
+        _lender: None,
+    })
 }
 
 type Made = (CUdeviceptr, Option<*mut u8>, Origin);

@@ -68,17 +68,31 @@ pub fn allocate(dev: &GpuDevice, id: Device, index: usize, bytes: usize) -> Resu
     if bytes as u64 > max || size > dev.limits.max_buffer_size {
         return Err(out_of_memory(dev.counter.stats().in_use));
     }
-    dev.counter.reserve(bytes).map_err(out_of_memory)?;
-    let allocation = |buffer| GpuAllocation {
+    let reservation = dev.counter.reserve(bytes).map_err(out_of_memory)?;
+    let buffer = match dev.buffers.take(size).map_or_else(|| create_buffer(dev, size), Ok) {
+        Ok(buffer) => buffer,
+        Err(e) => {
+            // Given back first, so the error reports the bytes in use without it.
+            drop(reservation);
+            return Err(match e {
+                ScopeError::OutOfMemory(_) => out_of_memory(dev.counter.stats().in_use),
+                ScopeError::Other(m) => Error::backend(crate::NAME, format!("creating a buffer of {bytes} bytes: {m}")),
+            });
+        }
+    };
+    reservation.commit();
+    Ok(GpuAllocation {
         buffer,
         device: index,
         len: bytes,
         counter: Arc::clone(&dev.counter),
         cache: Arc::clone(&dev.buffers),
-    };
-    if let Some(buffer) = dev.buffers.take(size) {
-        return Ok(allocation(buffer));
-    }
+    })
+}
+
+/// A new buffer of `size` bytes on `dev`; where the device is out of
+/// memory, the cached buffers go back first and it is tried once more.
+fn create_buffer(dev: &GpuDevice, size: u64) -> std::result::Result<wgpu::Buffer, ScopeError> {
     let create = || {
         dev.checked(|| {
             dev.device.create_buffer(&wgpu::BufferDescriptor {
@@ -89,25 +103,13 @@ pub fn allocate(dev: &GpuDevice, id: Device, index: usize, bytes: usize) -> Resu
             })
         })
     };
-    let mut created = create();
+    let created = create();
     if matches!(created, Err(ScopeError::OutOfMemory(_))) && dev.buffers.bytes() > 0 {
         // Cached buffers of other sizes may be what fills the device.
         dev.buffers.clear();
-        created = create();
+        return create();
     }
-    match created {
-        Ok(buffer) => Ok(allocation(buffer)),
-        Err(e) => {
-            dev.counter.release(bytes);
-            match e {
-                ScopeError::OutOfMemory(_) => Err(out_of_memory(dev.counter.stats().in_use)),
-                ScopeError::Other(m) => Err(Error::backend(
-                    crate::NAME,
-                    format!("creating a buffer of {bytes} bytes: {m}"),
-                )),
-            }
-        }
-    }
+    created
 }
 
 /// The wgpu buffers of kernel operands, each of which must be a whole

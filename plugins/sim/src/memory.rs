@@ -23,7 +23,10 @@ use std::sync::Arc;
 
 /// One device's byte accounting, and its freed blocks kept for reuse.
 /// The cache counts against the limit, as a GPU's does against its
-/// memory: `reserved` is the live bytes plus the cache.
+/// memory: `reserved` is the live bytes plus the cache, and never more
+/// than the limit (a freed block that would not fit beside the rest goes
+/// back to the system; an allocation that needs the room gives the cache
+/// back).
 #[derive(Debug)]
 pub struct DeviceMemory {
     pub device: usize,
@@ -46,32 +49,23 @@ impl DeviceMemory {
         }
     }
 
-    /// Reserves `bytes` against the limit, or explains why not. Where the
-    /// cache is what stands in the way, it is given back first.
-    fn reserve(&self, bytes: u64) -> Result<()> {
-        match self.try_reserve(bytes) {
-            Err(_) if self.pool.cached_bytes() > 0 => {
-                self.pool.release_cache();
-                self.try_reserve(bytes)
-            }
-            reserved => reserved,
-        }
-    }
-
-    fn try_reserve(&self, bytes: u64) -> Result<()> {
-        let cached = self.pool.cached_bytes() as u64;
+    /// Reserves `bytes` against the limit and returns the bytes in use with
+    /// them, or explains why not. The cache does not count here: a cached
+    /// block may be the one the allocation reuses, and the rest gives way
+    /// ([`DeviceMemory::fit_cache`]). The peak is left to
+    /// [`DeviceMemory::record_peak`], once the block is there.
+    fn reserve(&self, bytes: u64) -> Result<u64> {
         let update = self
             .in_use
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
                 current
                     .checked_add(bytes)
-                    .filter(|&next| self.limit.is_none_or(|limit| next.saturating_add(cached) <= limit))
+                    .filter(|&next| self.limit.is_none_or(|limit| next <= limit))
             });
         match update {
             Ok(previous) => {
-                self.peak.fetch_max(previous + bytes, Ordering::AcqRel);
                 self.allocations.fetch_add(1, Ordering::AcqRel);
-                Ok(())
+                Ok(previous + bytes)
             }
             Err(current) => Err(PluginError::out_of_memory(format!(
                 "sim:{} cannot allocate {bytes} bytes: {current} of its {} bytes are in use",
@@ -81,9 +75,39 @@ impl DeviceMemory {
         }
     }
 
+    /// Raises the peak to `in_use`, what [`DeviceMemory::reserve`] returned
+    /// for an allocation that got its block.
+    fn record_peak(&self, in_use: u64) {
+        self.peak.fetch_max(in_use, Ordering::AcqRel);
+    }
+
+    /// Gives the cache back when it no longer fits under the limit beside
+    /// the bytes in use, so that `reserved` stays within the limit.
+    fn fit_cache(&self) {
+        if self.limit.is_some_and(|limit| self.reserved() > limit) {
+            self.pool.release_cache();
+        }
+    }
+
+    /// Takes a freed block back: into the cache while it fits under the
+    /// limit beside the rest of `reserved`, else to the system.
+    fn recycle(&self, block: PoolBlock) {
+        let room = self
+            .limit
+            .is_none_or(|limit| self.reserved().saturating_add(block.capacity() as u64) <= limit);
+        if room {
+            self.pool.recycle(block);
+        }
+    }
+
     fn release(&self, bytes: u64) {
         self.in_use.fetch_sub(bytes, Ordering::AcqRel);
         self.allocations.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// The bytes in use plus the cache.
+    fn reserved(&self) -> u64 {
+        self.in_use.load(Ordering::Acquire) + self.pool.cached_bytes() as u64
     }
 
     /// The accounting; a device with a limit has that much memory.
@@ -147,7 +171,7 @@ impl Drop for Block {
         if let Owner::Allocated(memory, block) = &mut self.owner {
             memory.release(self.len as u64);
             if let Some(block) = block.take() {
-                memory.pool.recycle(block);
+                memory.recycle(block);
             }
         }
     }
@@ -163,7 +187,7 @@ impl SimBuffer {
     /// Allocates `len` bytes of `kind` on `memory`'s device: zeroed, or a
     /// freed block of the device's with stale but initialised bytes.
     pub fn new(len: usize, memory: &Arc<DeviceMemory>, kind: MemoryKind) -> Result<SimBuffer> {
-        memory.reserve(len as u64)?;
+        let in_use = memory.reserve(len as u64)?;
         let Some(block) = memory.pool.allocate(len) else {
             memory.release(len as u64);
             return Err(PluginError::out_of_memory(format!(
@@ -171,6 +195,8 @@ impl SimBuffer {
                 memory.device
             )));
         };
+        memory.fit_cache();
+        memory.record_peak(in_use);
         Ok(SimBuffer {
             block: Arc::new(Block {
                 ptr: block.ptr(),
@@ -462,6 +488,54 @@ mod tests {
         drop(all);
         memory.empty_cache();
         assert_eq!(memory.stats().reserved, Some(0));
+    }
+
+    #[test]
+    fn an_allocation_the_host_refuses_leaves_the_peak() {
+        let memory = Arc::new(DeviceMemory::new(0, None));
+        let live = SimBuffer::new(100, &memory, MemoryKind::Device).unwrap();
+        // More than any layout may hold: the host refuses it every time.
+        let err = SimBuffer::new(1 << 63, &memory, MemoryKind::Device).err().unwrap();
+        assert!(err.message.contains("the host refused"), "{err}");
+        let s = memory.stats();
+        assert_eq!((s.in_use, s.peak, s.allocations), (100, 100, 1));
+        drop(live);
+    }
+
+    #[test]
+    fn reserved_stays_within_the_limit() {
+        let memory = Arc::new(DeviceMemory::new(0, Some(1024)));
+        let a = SimBuffer::new(600, &memory, MemoryKind::Device).unwrap();
+        let b = SimBuffer::new(400, &memory, MemoryKind::Device).unwrap();
+        // 600 bytes take a 1024-byte block, which has no room in the cache
+        // beside the 400 bytes in use.
+        drop(a);
+        let s = memory.stats();
+        assert_eq!((s.in_use, s.reserved, s.free), (400, Some(400), Some(624)));
+        let c = SimBuffer::new(24, &memory, MemoryKind::Device).unwrap();
+        // The 512-byte block of 400 bytes has room beside 24 bytes.
+        drop(b);
+        let s = memory.stats();
+        assert_eq!(
+            (s.in_use, s.reserved, s.free),
+            (24, Some(24 + 512), Some(1024 - 24 - 512))
+        );
+        drop(c);
+    }
+
+    #[test]
+    fn a_cached_block_is_reused_at_the_limit() {
+        let memory = Arc::new(DeviceMemory::new(0, Some(1024)));
+        let a = SimBuffer::new(1000, &memory, MemoryKind::Device).unwrap();
+        a.write(0, &[9; 8]).unwrap();
+        drop(a);
+        assert_eq!(memory.stats().reserved, Some(1024), "the cache fills the limit");
+        let b = SimBuffer::new(600, &memory, MemoryKind::Device).unwrap();
+        let mut start = [0; 8];
+        b.read(0, &mut start).unwrap();
+        assert_eq!(start, [9; 8], "the cached block, not a fresh zeroed one");
+        let s = memory.stats();
+        assert_eq!((s.in_use, s.reserved), (600, Some(600)));
     }
 
     #[test]

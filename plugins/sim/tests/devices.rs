@@ -112,6 +112,41 @@ fn out_of_memory_is_an_error_that_spares_the_other_device() {
 }
 
 #[test]
+fn an_allocation_the_host_refuses_leaves_the_peak() {
+    let rt = sim_runtime("refused", "{}");
+    let backend = rt.backend(dev("sim:0")).unwrap();
+    let err = allocate(backend, dev("sim:0"), 1 << 50, MemoryKind::Device).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory { .. }), "{err:?}");
+    let stats = backend.memory_stats(0).unwrap();
+    assert_eq!((stats.in_use, stats.peak, stats.allocations), (0, 0, 0));
+}
+
+/// With a limit, the cache never takes `reserved` past it (`free` is what
+/// is left), and a freed block is reused even when it fills the limit.
+#[test]
+fn the_cache_stays_within_the_limit_and_is_reused_at_it() {
+    let rt = sim_runtime("cache-limit", r#"{"memory_limit": "1K"}"#);
+    let backend = rt.backend(dev("sim:0")).unwrap();
+    let fits = |what: &str| {
+        let stats = backend.memory_stats(0).unwrap();
+        let (reserved, free) = (stats.reserved, stats.free.unwrap());
+        assert!(reserved <= 1024 && reserved + free == 1024, "{what}: {stats:?}");
+    };
+    let a = upload(&rt, dev("sim:0"), &[1; 600]);
+    let b = upload(&rt, dev("sim:0"), &[2; 400]);
+    drop(a);
+    fits("after freeing 600 of 1000 bytes");
+    let c = upload(&rt, dev("sim:0"), &[3; 24]);
+    drop((b, c));
+    fits("after freeing the rest");
+    backend.empty_cache(0).unwrap();
+    drop(upload(&rt, dev("sim:0"), &[5; 1000]));
+    fits("with a 1 KiB block cached");
+    let reused = allocate(backend, dev("sim:0"), 1000, MemoryKind::Device).unwrap();
+    assert_eq!(download(&reused), [5; 1000], "the cached block, not a fresh zeroed one");
+}
+
+#[test]
 fn refused_dtypes_are_unsupported() {
     let rt = sim_runtime("refuse", r#"{"refuse_dtypes": ["f64"]}"#);
     let backend = rt.backend(dev("sim:0")).unwrap();

@@ -10,7 +10,7 @@ use anydev::accelerator::{self as acc, Event, RngState};
 use anydev_array::{self as ad, Array, Spec};
 use anydev_core::capability::keys;
 use anydev_core::ops::{BinaryOp, OpCode};
-use anydev_core::{with_device, DType, Error, MemoryAdvice, MemoryKind};
+use anydev_core::{with_device, DType, Device, DeviceKind, Error, MemoryAdvice, MemoryKind, MemoryStats};
 use std::time::Instant;
 
 pub fn cases() -> Vec<Case> {
@@ -19,12 +19,20 @@ pub fn cases() -> Vec<Case> {
         Case::new("accelerator::current_device_follows_the_scope", current_device),
         Case::new("accelerator::memory_stats_peak_and_reset", memory_stats_peak_and_reset),
         Case::new(
+            "accelerator::a_refused_allocation_leaves_the_accounting",
+            refused_allocation,
+        ),
+        Case::new(
             "accelerator::empty_cache_keeps_live_arrays",
             empty_cache_keeps_live_arrays,
         ),
         Case::new("accelerator::events_complete_and_time_work", events),
         Case::new("accelerator::generators_are_per_device_and_replay", generators)
             .needs(Need::Op(OpCode::Random, Some(DType::F32))),
+        Case::new(
+            "accelerator::generators_of_missing_devices_are_refused",
+            missing_device_generator,
+        ),
         Case::new("accelerator::arrays_in_every_memory_kind", memory_kinds)
             .needs(Need::Op(OpCode::Fill, Some(DType::F32))),
         Case::new("accelerator::a_kind_the_device_lacks_is_refused", missing_memory_kind),
@@ -300,6 +308,32 @@ fn memory_stats_peak_and_reset(ctx: &CaseCtx) -> Result<(), Failure> {
     }
 }
 
+/// An allocation of a pebibyte, more than any device holds, is out of
+/// memory and leaves `in_use`, the peak and the allocation count as they
+/// were: the peak tells how much memory a program needed, and it never had
+/// that one.
+fn refused_allocation(ctx: &CaseCtx) -> Result<(), Failure> {
+    acc::synchronize(ctx.device)?;
+    let before = acc::memory_stats(ctx.device)?;
+    match ad::empty(&[1 << 48], (DType::F32, ctx.device)) {
+        Err(Error::OutOfMemory { device, .. }) if device == ctx.device => {}
+        other => {
+            return Err(Failure::new(
+                "empty of 2^50 bytes",
+                "OutOfMemory naming the device",
+                format!("{:?}", other.map(|a| a.shape().to_vec())),
+            ))
+        }
+    }
+    let after = acc::memory_stats(ctx.device)?;
+    let counts = |s: MemoryStats| (s.in_use, s.peak, s.allocations);
+    check_eq(
+        "in_use, peak and allocations after a refused allocation",
+        counts(before),
+        counts(after),
+    )
+}
+
 /// `empty_cache` leaves nothing cached (`reserved == in_use`) and live
 /// arrays intact.
 fn empty_cache_keeps_live_arrays(ctx: &CaseCtx) -> Result<(), Failure> {
@@ -354,24 +388,24 @@ fn uniform(ctx: &CaseCtx) -> Result<Vec<f64>, Failure> {
 /// Seeding one device restarts its generator alone; a saved state replays
 /// the same numbers.
 fn generators(ctx: &CaseCtx) -> Result<(), Failure> {
-    acc::manual_seed_device(ctx.device, 11);
+    acc::manual_seed_device(ctx.device, 11)?;
     check_eq(
         "rng_state after manual_seed_device",
         RngState { seed: 11, counter: 0 },
-        acc::rng_state(ctx.device),
+        acc::rng_state(ctx.device)?,
     )?;
     let first = uniform(ctx)?;
     check_eq(
         "rng_state after 64 draws",
         RngState { seed: 11, counter: 64 },
-        acc::rng_state(ctx.device),
+        acc::rng_state(ctx.device)?,
     )?;
     for peer in ctx.peers() {
-        acc::manual_seed_device(peer, 99);
+        acc::manual_seed_device(peer, 99)?;
         check_eq(
             format!("{}'s rng_state after seeding {peer}", ctx.device),
             RngState { seed: 11, counter: 64 },
-            acc::rng_state(ctx.device),
+            acc::rng_state(ctx.device)?,
         )?;
     }
     let second = uniform(ctx)?;
@@ -381,6 +415,35 @@ fn generators(ctx: &CaseCtx) -> Result<(), Failure> {
         "numbers other than the first draw's",
         "the same numbers",
     )?;
-    acc::set_rng_state(ctx.device, RngState { seed: 11, counter: 0 });
+    acc::set_rng_state(ctx.device, RngState { seed: 11, counter: 0 })?;
     check_eq("a draw after set_rng_state to the start", first, uniform(ctx)?)
+}
+
+/// Seeding, reading or setting the generator of a device the kind does
+/// not have, or of a kind no backend has, is `DeviceUnavailable`, as
+/// every other call about such a device is.
+fn missing_device_generator(ctx: &CaseCtx) -> Result<(), Failure> {
+    let kind = ctx.device.kind();
+    let past_the_last = Device::new(kind, acc::device_count(kind.as_str()));
+    let unknown_kind = Device::new(DeviceKind::new("nosuchkind"), 0);
+    for missing in [past_the_last, unknown_kind] {
+        let attempts = [
+            ("manual_seed_device", acc::manual_seed_device(missing, 3)),
+            ("rng_state", acc::rng_state(missing).map(drop)),
+            (
+                "set_rng_state",
+                acc::set_rng_state(missing, RngState { seed: 3, counter: 0 }),
+            ),
+        ];
+        for (what, result) in attempts {
+            if !matches!(result, Err(Error::DeviceUnavailable { .. })) {
+                return Err(Failure::new(
+                    format!("{what} of {missing}"),
+                    "DeviceUnavailable",
+                    format!("{result:?}"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
