@@ -63,6 +63,21 @@ def test_memory_stats_follow_an_array_and_the_peak_resets(device):
     assert after["peak"] == after["in_use"] < during["peak"]
 
 
+def test_a_refused_allocation_leaves_the_accounting(device):
+    """A pebibyte is more than any device holds: the allocation is refused
+    and in_use, the peak and the allocation count stay as they were."""
+
+    def counts():
+        stats = acc.memory_stats(device)
+        return stats["in_use"], stats["peak"], stats["allocations"]
+
+    acc.synchronize(device)
+    before = counts()
+    with pytest.raises(MemoryError):
+        xp.empty((1 << 50,), dtype=xp.uint8, device=device)
+    assert counts() == before
+
+
 def test_empty_cache_leaves_nothing_cached_and_live_arrays_intact(device):
     values = np.arange(1024, dtype=np.float32)
     live = xp.asarray(values, device=device, copy=True)
