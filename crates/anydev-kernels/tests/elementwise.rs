@@ -69,7 +69,13 @@ fn int_ref(op: BinaryOp, a: i128, b: i128, bits: u32, signed: bool) -> Option<i1
         }
         BinaryOp::Pow => {
             if b < 0 {
-                0
+                // 1/a^|b| truncated toward zero (0 for a = 0).
+                match a {
+                    1 => 1,
+                    -1 if b % 2 != 0 => -1,
+                    -1 => 1,
+                    _ => 0,
+                }
             } else {
                 // Square-and-multiply modulo 2^128, which 2^bits divides.
                 let (mut r, mut base, mut e) = (1u128, a as u128, b as u128);
