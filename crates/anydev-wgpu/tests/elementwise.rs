@@ -418,7 +418,13 @@ fn binary_int_ref(op: BinaryOp, dtype: DType, a: i128, b: i128) -> i128 {
         }
         Pow => {
             if b < 0 {
-                0
+                // 1/a^|b| truncated toward zero (0 for a = 0).
+                match a {
+                    1 => 1,
+                    -1 if b % 2 != 0 => -1,
+                    -1 => 1,
+                    _ => 0,
+                }
             } else {
                 let (mut r, mut base, mut e) = (1i128, a, b);
                 while e > 0 {
