@@ -16,7 +16,7 @@ use pulp::Simd;
 use std::mem::size_of;
 
 /// Elements of one block.
-const BLOCK: usize = 512;
+pub(crate) const BLOCK: usize = 512;
 /// Accumulators of one block: two AVX-512 registers of f32, so that
 /// additions into independent lanes overlap.
 const LANES: usize = 32;
@@ -37,26 +37,44 @@ impl<T: Accum> pulp::WithSimd for Blocks<'_, T> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, simd: S) -> T::A {
-        let mut levels = [(T::A::default(), 0u32); usize::BITS as usize];
-        let mut depth = 0;
-        for block in self.0.chunks(BLOCK) {
-            let mut sum = T::block_sum(simd, block);
-            let mut level = 0;
-            while depth > 0 && levels[depth - 1].1 == level {
-                depth -= 1;
-                sum = T::acc_add(levels[depth].0, sum);
-                level += 1;
-            }
-            levels[depth] = (sum, level);
-            depth += 1;
-        }
-        levels[..depth]
-            .iter()
-            .rev()
-            .map(|&(sum, _)| sum)
-            .reduce(|later, earlier| T::acc_add(earlier, later))
-            .unwrap_or_default()
+        let blocks = self.0.chunks(BLOCK).map(|block| T::block_sum(simd, block));
+        tree(blocks, T::acc_add).unwrap_or_default()
     }
+}
+
+/// Combines `parts` as a balanced binary tree, left to right: a stack
+/// holds one partial result per level, as a binary counter holds its
+/// carries, and what is left at the end combines from the last part back.
+/// Parts that are each the tree of 2^k smaller ones therefore give the
+/// bits of the tree over all of the smaller ones, which is what lets a
+/// sum split into chunks of a power-of-two number of blocks keep the bits
+/// (and the error, which grows with log n) of one pairwise sum. `None`
+/// when there are no parts.
+#[inline(always)]
+pub(crate) fn tree<A: Copy>(parts: impl IntoIterator<Item = A>, combine: impl Fn(A, A) -> A) -> Option<A> {
+    let mut levels: [Option<(A, u32)>; usize::BITS as usize] = [None; usize::BITS as usize];
+    let mut depth = 0;
+    for mut part in parts {
+        let mut level = 0;
+        while depth > 0 {
+            match levels[depth - 1] {
+                Some((below, l)) if l == level => {
+                    part = combine(below, part);
+                    level += 1;
+                    depth -= 1;
+                }
+                _ => break,
+            }
+        }
+        levels[depth] = Some((part, level));
+        depth += 1;
+    }
+    levels[..depth]
+        .iter()
+        .rev()
+        .flatten()
+        .map(|&(part, _)| part)
+        .reduce(|later, earlier| combine(earlier, later))
 }
 
 /// One block's sum across [`LANES`] scalar accumulators.

@@ -10,7 +10,9 @@
 //! - otherwise a strided walk.
 //!
 //! One long contiguous reduction with few outputs is split into fixed
-//! chunks (not per thread), so its result does not depend on the pool.
+//! chunks (not per thread), so its result does not depend on the pool,
+//! and the chunks combine as a tree, so a split sum has the bits of the
+//! unsplit pairwise one.
 
 use crate::arith::{maximum, minimum, Accum};
 use crate::dispatch::{with_any, with_numeric};
@@ -23,8 +25,11 @@ use anydev_ops::{DType, ReduceOp};
 use rayon::prelude::*;
 use std::mem::size_of;
 
-/// Elements per chunk of a single long reduction.
+/// Elements per chunk of a single long reduction: a power-of-two number
+/// of pairwise blocks, so that the chunks' sums, combined by
+/// [`pairwise::tree`], are the pairwise sum of the whole.
 const CHUNK: usize = 1 << 16;
+const _: () = assert!(CHUNK.is_multiple_of(pairwise::BLOCK) && (CHUNK / pairwise::BLOCK).is_power_of_two());
 /// Accumulators per block on the row-accumulation path (fits in L1).
 const LANES: usize = 1024;
 
@@ -380,7 +385,8 @@ pub(crate) unsafe fn drive<T: Storage, R: Reducer<T>>(
                         .enumerate()
                         .map(|(c, xs)| r.fold(r.init(), xs, c * CHUNK))
                         .collect();
-                    write(j, parts.into_iter().reduce(|a, b| r.combine(a, b)).unwrap_or(r.init()));
+                    let whole = pairwise::tree(parts, |a, b| r.combine(a, b));
+                    write(j, whole.unwrap_or(r.init()));
                 }
             } else if s[0] == size as isize && len >= 16 && !contiguous_red && rn > 1 {
                 for lane0 in (0..len).step_by(LANES) {
