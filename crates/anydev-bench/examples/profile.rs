@@ -7,9 +7,10 @@
 //! ```
 //!
 //! Arguments: op (`add`, `add_row`, `less`, `exp`, `sum`, `sum_rows`,
-//! `nonzero`, `matmul`, `to_cpu`, `from_cpu`), size (elements, or `n` of an `n x n`
-//! matmul; `add_row` adds a row of 1000 to each of `size / 1000` rows,
-//! `sum_rows` sums each of them), calls, device (a
+//! `sum_columns`, `nonzero`, `matmul`, `to_cpu`, `from_cpu`), size (elements,
+//! or `n` of an `n x n` matmul; `add_row` adds a row of 1000 to each of
+//! `size / 1000` rows, `sum_rows` sums each of them, `sum_columns` each of
+//! the 1000 columns), calls, device (a
 //! plugin's through `ANYDEV_PLUGINS`). One untimed call comes first; the loop ends with a
 //! synchronisation of the device, so asynchronous devices are timed to completion.
 
@@ -27,7 +28,7 @@ fn main() {
         .expect("a device name");
     let (shape, y_shape) = match op {
         "matmul" => (vec![size, size], vec![size, size]),
-        "add_row" | "sum_rows" => (vec![size / 1000, 1000], vec![1000]),
+        "add_row" | "sum_rows" | "sum_columns" => (vec![size / 1000, 1000], vec![1000]),
         _ => (vec![size], vec![size]),
     };
     let on_host = Pair::new(&shape, 1).anydev;
@@ -40,6 +41,7 @@ fn main() {
             "exp" => x.exp(),
             "sum" => x.sum(anydev::ALL, false),
             "sum_rows" => x.sum(-1isize, false),
+            "sum_columns" => x.sum(0isize, false),
             "nonzero" => anydev::nonzero(&x).map(|mut coordinates| coordinates.remove(0)),
             "matmul" => x.matmul(&y),
             "to_cpu" => x.to_device(anydev::Device::cpu()),

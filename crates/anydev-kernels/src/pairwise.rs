@@ -42,39 +42,66 @@ impl<T: Accum> pulp::WithSimd for Blocks<'_, T> {
     }
 }
 
-/// Combines `parts` as a balanced binary tree, left to right: a stack
-/// holds one partial result per level, as a binary counter holds its
-/// carries, and what is left at the end combines from the last part back.
-/// Parts that are each the tree of 2^k smaller ones therefore give the
-/// bits of the tree over all of the smaller ones, which is what lets a
-/// sum split into chunks of a power-of-two number of blocks keep the bits
-/// (and the error, which grows with log n) of one pairwise sum. `None`
-/// when there are no parts.
-#[inline(always)]
-pub(crate) fn tree<A: Copy>(parts: impl IntoIterator<Item = A>, combine: impl Fn(A, A) -> A) -> Option<A> {
-    let mut levels: [Option<(A, u32)>; usize::BITS as usize] = [None; usize::BITS as usize];
-    let mut depth = 0;
-    for mut part in parts {
+/// Parts combined as a balanced binary tree as they arrive, left to right:
+/// a stack holds one partial result per level, as a binary counter holds
+/// its carries, and what is left at the end combines from the last part
+/// back. Parts that are each the tree of 2^k smaller ones therefore give
+/// the bits of the tree over all of the smaller ones, which is what lets
+/// a sum split into chunks of a power-of-two number of blocks keep the
+/// bits (and the error, which grows with log n) of one pairwise sum.
+pub(crate) struct Tree<A> {
+    levels: [Option<(A, u32)>; usize::BITS as usize],
+    depth: usize,
+}
+
+impl<A> Tree<A> {
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        Tree {
+            levels: std::array::from_fn(|_| None),
+            depth: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn push(&mut self, mut part: A, combine: impl Fn(A, A) -> A) {
         let mut level = 0;
-        while depth > 0 {
-            match levels[depth - 1] {
+        while self.depth > 0 {
+            match self.levels[self.depth - 1].take() {
                 Some((below, l)) if l == level => {
                     part = combine(below, part);
                     level += 1;
-                    depth -= 1;
+                    self.depth -= 1;
                 }
-                _ => break,
+                other => {
+                    self.levels[self.depth - 1] = other;
+                    break;
+                }
             }
         }
-        levels[depth] = Some((part, level));
-        depth += 1;
+        self.levels[self.depth] = Some((part, level));
+        self.depth += 1;
     }
-    levels[..depth]
-        .iter()
-        .rev()
-        .flatten()
-        .map(|&(part, _)| part)
-        .reduce(|later, earlier| combine(earlier, later))
+
+    /// The combination of every part pushed; `None` when there were none.
+    #[inline(always)]
+    pub(crate) fn finish(mut self, combine: impl Fn(A, A) -> A) -> Option<A> {
+        self.levels[..self.depth]
+            .iter_mut()
+            .rev()
+            .filter_map(|level| level.take().map(|(part, _)| part))
+            .reduce(|later, earlier| combine(earlier, later))
+    }
+}
+
+/// `parts` combined by a [`Tree`].
+#[inline(always)]
+pub(crate) fn tree<A>(parts: impl IntoIterator<Item = A>, combine: impl Fn(A, A) -> A) -> Option<A> {
+    let mut tree = Tree::new();
+    for part in parts {
+        tree.push(part, &combine);
+    }
+    tree.finish(combine)
 }
 
 /// One block's sum across [`LANES`] scalar accumulators.

@@ -32,6 +32,13 @@ const CHUNK: usize = 1 << 16;
 const _: () = assert!(CHUNK.is_multiple_of(pairwise::BLOCK) && (CHUNK / pairwise::BLOCK).is_power_of_two());
 /// Accumulators per block on the row-accumulation path (fits in L1).
 const LANES: usize = 1024;
+/// Values folded one after another before their result joins a
+/// [`pairwise::Tree`], where the reduced elements are not one contiguous
+/// run: rows on the row-accumulation path, elements of a strided walk.
+/// The rounding error of a sum then grows with `ROWS + log2(n / ROWS)`
+/// rather than with `n` (a column sum of 2e6 copies of 0.1f32 was 1.5%
+/// off, as NumPy's is).
+const ROWS: usize = 32;
 
 /// A reduction's algebra. `i` is the position in the reduced index space
 /// (row-major), used by argmin/argmax.
@@ -339,30 +346,40 @@ pub(crate) unsafe fn drive<T: Storage, R: Reducer<T>>(
     let red_outer = red.ndim().saturating_sub(1);
     let contiguous_red = red_stride == size as isize;
     let r = &r;
+    let combine = |a, b| r.combine(a, b);
     // Folds the whole reduced space starting at `p`.
     let reduce_at = |p: *mut u8| -> R::Acc {
-        let mut acc = r.init();
-        if rn == 0 {
-            return acc;
-        }
-        let mut cur = Cursor::at(&red, red_outer, 0);
-        for row in 0..rn / red_inner {
-            let q = p.wrapping_offset(cur.off[0]);
-            let i0 = row * red_inner;
+        // The reduced elements `i0..i0 + len` of one row starting at `q`.
+        let fold_row = |q: *mut u8, i0: usize, len: usize| {
             if contiguous_red {
                 // SAFETY: a contiguous run of the caller's valid input.
-                let xs = unsafe { std::slice::from_raw_parts(q as *const T, red_inner) };
-                acc = r.fold(acc, xs, i0);
-            } else {
-                for j in 0..red_inner {
-                    // SAFETY: an element of the caller's valid input.
-                    let v = unsafe { *(q.wrapping_offset(j as isize * red_stride) as *const T) };
-                    acc = r.step(acc, v, i0 + j);
-                }
+                let xs = unsafe { std::slice::from_raw_parts(q as *const T, len) };
+                return r.fold(r.init(), xs, i0);
+            }
+            (0..len).fold(r.init(), |acc, j| {
+                // SAFETY: an element of the caller's valid input.
+                let v = unsafe { *(q.wrapping_offset(j as isize * red_stride) as *const T) };
+                r.step(acc, v, i0 + j)
+            })
+        };
+        let rows = rn / red_inner.max(1);
+        if rows <= 1 && (contiguous_red || red_inner <= ROWS) {
+            return if rn == 0 { r.init() } else { fold_row(p, 0, rn) };
+        }
+        // A contiguous row is one part (folded pairwise by `fold` for
+        // sums); strided ones are split into parts of ROWS elements.
+        let part = if contiguous_red { red_inner } else { ROWS };
+        let mut tree = pairwise::Tree::new();
+        let mut cur = Cursor::at(&red, red_outer, 0);
+        for row in 0..rows {
+            let q = p.wrapping_offset(cur.off[0]);
+            for j0 in (0..red_inner).step_by(part) {
+                let q = q.wrapping_offset(j0 as isize * red_stride);
+                tree.push(fold_row(q, row * red_inner + j0, part.min(red_inner - j0)), combine);
             }
             cur.advance(&red, red_outer);
         }
-        acc
+        tree.finish(combine).unwrap_or(r.init())
     };
     let long_single = red.ndim() == 1 && contiguous_red && rn >= 2 * CHUNK && m <= 4;
     let grain = if long_single {
@@ -385,20 +402,29 @@ pub(crate) unsafe fn drive<T: Storage, R: Reducer<T>>(
                         .enumerate()
                         .map(|(c, xs)| r.fold(r.init(), xs, c * CHUNK))
                         .collect();
-                    let whole = pairwise::tree(parts, |a, b| r.combine(a, b));
-                    write(j, whole.unwrap_or(r.init()));
+                    write(j, pairwise::tree(parts, combine).unwrap_or(r.init()));
                 }
             } else if s[0] == size as isize && len >= 16 && !contiguous_red && rn > 1 {
                 for lane0 in (0..len).step_by(LANES) {
                     let l = LANES.min(len - lane0);
-                    let mut accs = vec![r.init(); l];
                     let base = p[0].wrapping_add(lane0 * size);
                     let mut cur = Cursor::at(&red, red.ndim(), 0);
-                    for i in 0..rn {
-                        let xs = std::slice::from_raw_parts(base.wrapping_offset(cur.off[0]) as *const T, l);
-                        r.fold_rows(&mut accs, xs, i);
-                        cur.advance(&red, red.ndim());
-                    }
+                    // Each block of ROWS rows into its own accumulators,
+                    // the blocks combined as a tree.
+                    let blocks = (0..rn).step_by(ROWS).map(|i0| {
+                        let mut accs = vec![r.init(); l];
+                        for i in i0..rn.min(i0 + ROWS) {
+                            let xs = std::slice::from_raw_parts(base.wrapping_offset(cur.off[0]) as *const T, l);
+                            r.fold_rows(&mut accs, xs, i);
+                            cur.advance(&red, red.ndim());
+                        }
+                        accs
+                    });
+                    let accs = pairwise::tree(blocks, |mut below: Vec<R::Acc>, above| {
+                        below.iter_mut().zip(above).for_each(|(a, b)| *a = r.combine(*a, b));
+                        below
+                    })
+                    .unwrap_or_else(|| vec![r.init(); l]);
                     for (j, &a) in accs.iter().enumerate() {
                         write(lane0 + j, a);
                     }

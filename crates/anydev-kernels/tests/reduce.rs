@@ -240,6 +240,30 @@ fn split_sums_keep_the_pairwise_tree() {
     }
 }
 
+/// Reductions whose elements are not one contiguous run (column sums,
+/// strided walks, many short rows) fold in blocks combined as a tree, so
+/// their error stays near a pairwise sum's: folded one after another, a
+/// column sum of 2e6 copies of 0.1f32 was 1.5% off.
+#[test]
+fn sums_across_rows_and_strides_stay_accurate() {
+    let tenth = 0.1f32;
+    // (path, shape, reduced axes)
+    let cases: [(&str, &[usize], &[usize]); 3] = [
+        ("rows into accumulators", &[1 << 18, 16], &[0]),
+        ("strided walk", &[1 << 18, 8], &[0]),
+        ("contiguous rows", &[4096, 2, 256], &[0, 2]),
+    ];
+    for (path, shape, axes) in cases {
+        let x = Arr::new(vec![tenth; numel(shape)], shape);
+        let got = reduce::<f32, f32>(ReduceOp::Sum, &x, axes).unwrap().data;
+        let per_output: usize = axes.iter().map(|&a| shape[a]).product();
+        let exact = tenth as f64 * per_output as f64;
+        for s in got {
+            assert!(((s as f64) - exact).abs() <= 5e-7 * exact, "{path}: {s} vs {exact}");
+        }
+    }
+}
+
 #[test]
 fn empty_reductions_give_identities_or_errors() {
     let e = Arr::<f32>::new(vec![], &[2, 0]);
