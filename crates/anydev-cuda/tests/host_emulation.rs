@@ -16,7 +16,8 @@
 //! kernel, arange, random, and copy, fill and where for the complex
 //! element sizes, each in its vectorised, contiguous and strided variants;
 //! take for the complex element sizes; the one-thread-per-output kernels
-//! of every reduction and scan; the matmul kernel for complex dtypes. The
+//! of every reduction and scan, and a long column sum against the exact
+//! sum (within 4 ulps); the matmul kernel for complex dtypes. The
 //! block-wide reductions and scans, sorts and `nonzero` rely on warp
 //! shuffles and more than one thread, which the shim does not model.
 //! Skips with a message when no C++ compiler is found.
@@ -672,6 +673,36 @@ fn fold_cases(d: DType, cases: &mut Vec<Case>) {
     });
 }
 
+/// A long column sum on the one-thread-per-output kernel: 0.1f32 times
+/// the column's number, 20,000 rows, against the exact sum rounded to f32.
+/// Added one after another the columns drift by hundreds of ulps; the
+/// kernel's tiers keep them within a few.
+fn long_column_sum_case(cases: &mut Vec<Case>) {
+    let (rows, columns) = (20_000usize, 4usize);
+    let value = |c: usize| 0.1f32 * (c + 1) as f32;
+    let x: Vec<u8> = (0..rows * columns)
+        .flat_map(|i| value(i % columns).to_le_bytes())
+        .collect();
+    let reference: Vec<u8> = (0..columns)
+        .flat_map(|c| ((value(c) as f64 * rows as f64) as f32).to_le_bytes())
+        .collect();
+    cases.push(Case {
+        module: ModuleKey::Reduce(DType::F32),
+        launch: Launch::Direct {
+            inputs: vec![x],
+            setup: format!(
+                "RedParams p; memset(&p, 0, sizeof p); p.n_out = {columns}; p.n_red = {rows}; p.chunk = {rows}; p.splits = 1; p.kdim = 1; p.rdim = 1; p.kshape[0] = {columns}; p.kst_x[0] = 1; p.kst_o[0] = 1; p.rshape[0] = {rows}; p.rst[0] = {columns};"
+            ),
+            call: format!("{}(p, (const float*)in0, (float*)out)", codegen::reduce_kernel(ReduceOp::Sum, "thread")),
+        },
+        out: DType::F32,
+        n: columns,
+        reference,
+        label: "long column sum f32".into(),
+        ulps: 4,
+    });
+}
+
 fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     for d in DType::ALL {
@@ -682,6 +713,7 @@ fn cases() -> Vec<Case> {
     for d in [DType::C64, DType::C128] {
         byte_mover_cases(d, &mut cases);
     }
+    long_column_sum_case(&mut cases);
     cases
 }
 

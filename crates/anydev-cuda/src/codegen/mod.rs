@@ -423,10 +423,12 @@ fn reduce_module(s: &mut String, t: Ty) {
                 )
             }
         };
+        // Sums of inexact dtypes fold in tiers (prelude.cu, `Fold`).
+        let tiered = op == ReduceOp::Sum && t.dtype.is_inexact();
         let r = format!("R_{}", op.name());
         let _ = writeln!(
             s,
-            "struct {r} {{\n    typedef {acc} Acc;\n    typedef {out} Out;\n    static __device__ __forceinline__ Acc init() {{ return {init}; }}\n    static __device__ __forceinline__ Acc combine(Acc a, Acc b) {{ return {combine}; }}\n    static __device__ __forceinline__ Acc step(Acc a, {st} x, i64 i) {{ (void)i; return {step}; }}\n    static __device__ __forceinline__ Out finish(Acc a) {{ return {finish}; }}\n    static __device__ __forceinline__ Acc shfl(Acc a, int o) {{ return {shfl}; }}\n}};"
+            "struct {r} {{\n    typedef {acc} Acc;\n    typedef {out} Out;\n    static const bool tiered = {tiered};\n    static __device__ __forceinline__ Acc init() {{ return {init}; }}\n    static __device__ __forceinline__ Acc combine(Acc a, Acc b) {{ return {combine}; }}\n    static __device__ __forceinline__ Acc step(Acc a, {st} x, i64 i) {{ (void)i; return {step}; }}\n    static __device__ __forceinline__ Out finish(Acc a) {{ return {finish}; }}\n    static __device__ __forceinline__ Acc shfl(Acc a, int o) {{ return {shfl}; }}\n}};"
         );
         let k = |stage: &str| reduce_kernel(op, stage);
         let _ = writeln!(
