@@ -111,7 +111,44 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Reduce(ReduceOp::Sum))
             .op(OpCode::Reduce(ReduceOp::Max)),
         Case::new("reductions::bad_axes", bad_axes),
+        Case::new("reductions::long_sums_stay_accurate", long_sums_stay_accurate)
+            .dtypes(&[DType::F32])
+            .op(OpCode::Fill)
+            .op(OpCode::Reduce(ReduceOp::Sum)),
     ]
+}
+
+/// Sums of 2^20 + 3 copies of 0.1f32, whole, by columns and over a
+/// strided view, within 5e-7 of the exact sum of what is stored, as
+/// pairwise (NumPy) or tree (GPU) summation gives. Values added one after
+/// another are off by about 1e-2 at this length.
+fn long_sums_stay_accurate(ctx: &CaseCtx) -> Result<(), Failure> {
+    let tenth = 0.1f32 as f64;
+    let n = (1 << 20) + 3;
+    let flat = ad::full(&[n], tenth, (DType::F32, ctx.device))?;
+    let columns = ad::full(&[1 << 16, 16], tenth, (DType::F32, ctx.device))?;
+    let sums = [
+        ("sum of the whole", flat.sum(ad::ALL, false)?, n),
+        ("sum over axis 0 of [65536, 16]", columns.sum(0isize, false)?, 1 << 16),
+        (
+            "sum over axis 1 of its transpose",
+            columns.permute_dims(&[1, 0])?.sum(1isize, false)?,
+            1 << 16,
+        ),
+    ];
+    for (what, sum, count) in sums {
+        let exact = tenth * count as f64;
+        for got in sum.to_f64_vec()? {
+            let error = (got - exact).abs() / exact;
+            check(
+                error <= 5e-7,
+                what,
+                format!("{exact} within 5e-7"),
+                format!("{got} ({error:.1e} off)"),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn argmax_and_cumsum(ctx: &CaseCtx) -> Result<(), Failure> {
