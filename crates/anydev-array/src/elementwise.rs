@@ -155,9 +155,10 @@ pub(crate) fn prepare<'a, const N: usize>(
     let dtype = ctx.float_for(wanted);
     // That narrowing stands in for a width only integers asked for: an
     // operand's own float precision is never dropped (`f64` with `c64`
-    // on a device without `c128` is refused, not computed in `c64`).
+    // on a device without `c128` is refused, not computed in `c64`). Ops
+    // that compute in bool (the logical ones) read floats as `x != 0`.
     let precision = |d: DType| if d.is_inexact() { d.real_dtype().size() } else { 0 };
-    if arrays[..typed].iter().any(|a| precision(a.dtype()) > precision(dtype)) {
+    if dtype != DType::Bool && arrays[..typed].iter().any(|a| precision(a.dtype()) > precision(dtype)) {
         return Err(Error::UnsupportedDType {
             dtype: wanted,
             device: ctx.device,

@@ -53,16 +53,22 @@ fn matrices(op: &str, x: &Array) -> Result<()> {
 pub fn diagonal(x: &Array, offset: isize) -> Result<Array> {
     matrices("diagonal", x)?;
     let n = x.ndim();
-    let (rows, cols) = (x.shape()[n - 2] as isize, x.shape()[n - 1] as isize);
+    let (rows, cols) = (x.shape()[n - 2], x.shape()[n - 1]);
     let (rs, cs) = (x.strides()[n - 2], x.strides()[n - 1]);
-    // The first element of the diagonal and how many there are.
-    let (r0, c0) = if offset >= 0 { (0, offset) } else { (-offset, 0) };
-    let len = (rows - r0).min(cols - c0).max(0) as usize;
+    // The first element of the diagonal and how many there are (none for
+    // an offset past the matrix, `isize::MIN` included).
+    let skip = offset.unsigned_abs();
+    let (r0, c0) = if offset >= 0 { (0, skip) } else { (skip, 0) };
+    let len = rows.saturating_sub(r0).min(cols.saturating_sub(c0));
     let mut shape = x.shape()[..n - 2].to_vec();
     shape.push(len);
     let mut strides = x.strides()[..n - 2].to_vec();
     strides.push(rs + cs);
-    let start = if len == 0 { 0 } else { r0 * rs + c0 * cs };
+    let start = if len == 0 {
+        0
+    } else {
+        r0 as isize * rs + c0 as isize * cs
+    };
     let offset = (x.offset as isize + start) as usize;
     x.view(shape.into(), strides.into(), offset).copy()
 }

@@ -198,6 +198,11 @@ def test_fft_frequencies_follow_the_scope(device):
         f = xp.fft.fftfreq(8, d=0.5)
     assert f.device == device
     np.testing.assert_allclose(host(f), np.fft.fftfreq(8, d=0.5))
+    # Lengths with no int64 index (2^63 would overflow it) are refused.
+    for n in [0, 2**63]:
+        for freq in [xp.fft.fftfreq, xp.fft.rfftfreq]:
+            with pytest.raises(ValueError, match="n"):
+                freq(n, device=device)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -51,10 +51,10 @@ fn shift(x: &Array, axes: Axes, by: impl Fn(usize) -> isize) -> Result<Array> {
 /// Checks `n`, `d` and the dtype, and resolves the device as creation
 /// does; returns the factor `1 / (d * n)` that NumPy multiplies by.
 fn frequencies(op: &str, n: usize, d: f64, spec: Spec) -> Result<(f64, Device, DType)> {
-    if n == 0 || d == 0.0 || !d.is_finite() {
+    if n == 0 || n > i64::MAX as usize || d == 0.0 || !d.is_finite() {
         return Err(Error::invalid_argument(
             op,
-            format!("needs n > 0 and a finite, non-zero spacing d (got n = {n}, d = {d})"),
+            format!("needs 0 < n < 2^63 and a finite, non-zero spacing d (got n = {n}, d = {d})"),
         ));
     }
     let (ctx, _memory) = creation_placement(op, &spec)?;
