@@ -24,6 +24,30 @@ impl From<Array> for PyArray {
     }
 }
 
+/// The iterator of [`PyArray::__iter__`].
+#[pyclass(module = "anydev", name = "_ArrayIterator")]
+pub struct ArrayIterator {
+    array: Py<PyArray>,
+    next: usize,
+    len: usize,
+}
+
+#[pymethods]
+impl ArrayIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        if self.next == self.len {
+            return Ok(None);
+        }
+        let item = self.array.bind(py).get_item(self.next)?;
+        self.next += 1;
+        Ok(Some(item.unbind()))
+    }
+}
+
 /// `out`, or, when `copy` (a `copy=True` argument) and it shares
 /// `source`'s memory, a copy of it.
 pub fn unshared(out: Array, source: &Array, copy: bool) -> anydev::Result<Array> {
@@ -175,14 +199,18 @@ impl PyArray {
         compute(py, || a.prefetch(device.0))
     }
 
-    /// The `anydev` module, whatever `api_version` (anydev implements one).
+    /// The `anydev` module for its own revision of the standard and the
+    /// earlier ones, whose functions it also has (as NumPy answers for
+    /// the revisions it knows); any other `api_version` is a `ValueError`.
     #[pyo3(signature = (*, api_version = None))]
     fn __array_namespace__<'py>(&self, py: Python<'py>, api_version: Option<&str>) -> PyResult<Bound<'py, PyModule>> {
+        const EARLIER: [&str; 4] = ["2021.12", "2022.12", "2023.12", "2024.12"];
         let module = py.import("anydev")?;
         let ours: String = module.getattr("__array_api_version__")?.extract()?;
         match api_version {
-            Some(v) if v != ours => Err(PyValueError::new_err(format!(
-                "anydev implements Array API version {ours}, not {v}"
+            Some(v) if v != ours && !EARLIER.contains(&v) => Err(PyValueError::new_err(format!(
+                "anydev implements Array API version {ours} and the earlier {}, not {v}",
+                EARLIER.join(", ")
             ))),
             _ => Ok(module),
         }
@@ -221,6 +249,24 @@ impl PyArray {
             .first()
             .copied()
             .ok_or_else(|| PyTypeError::new_err("len() of a 0-d array"))
+    }
+
+    /// `x[0]`, `x[1]`, ... along the first axis, as NumPy iterates. Without
+    /// this, Python would iterate through `__getitem__` until an
+    /// `IndexError`, and a 0-d array would silently give nothing.
+    fn __iter__(slf: Bound<'_, Self>) -> PyResult<ArrayIterator> {
+        let len = slf
+            .get()
+            .inner
+            .shape()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("iteration over a 0-d array"))?;
+        Ok(ArrayIterator {
+            array: slf.unbind(),
+            next: 0,
+            len,
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

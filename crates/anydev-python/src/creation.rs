@@ -8,11 +8,11 @@ use crate::buffer;
 use crate::device::{device_of, PyDevice};
 use crate::dlpack;
 use crate::dtype::{with_element, PyDType};
-use crate::errors::compute;
+use crate::errors::{compute, to_py};
 use crate::info::{creation_device, default_dtype, Kind};
 use crate::operand::{array_arg, weak_scalar};
 use anydev::{result_type, Array, DType, Device, Element, Error, Indexing, Scalar, Spec, Weak};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PySequence, PyString, PyTuple};
 
@@ -272,12 +272,17 @@ fn asarray(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     dtype: Option<PyDType>,
-    device: Option<PyDevice>,
+    mut device: Option<PyDevice>,
     copy: Option<bool>,
 ) -> PyResult<PyArray> {
+    let mut buffer = None;
     let array = if let Ok(a) = obj.cast::<PyArray>() {
-        a.get().inner.clone()
+        Some(a.get().inner.clone())
     } else if obj.hasattr("__dlpack__")? {
+        // NumPy and other DLPack arrays follow the creation rule, as
+        // sequences do: the explicit device (the scope comes in as one),
+        // else the default device.
+        device = Some(PyDevice(creation_device(device_of(device)).map_err(to_py)?));
         // Host data to convert is read in place on cpu:0 and converted
         // before it moves (below), so that a dtype the target does not hold
         // (NumPy's float64 for a device without f64) never has to reach it.
@@ -287,8 +292,28 @@ fn asarray(
         } else {
             device
         };
-        dlpack::import(py, obj, at, copy)?
-    } else if let Some(host) = buffer::read(obj)? {
+        match dlpack::import(py, obj, at, copy) {
+            Ok(array) => Some(array),
+            // DLPack has no code for some of what buffers hold (NumPy's
+            // big-endian arrays, strings): the buffer protocol reads the
+            // former and names the latter's format.
+            Err(refused) if refused.is_instance_of::<PyBufferError>(py) => {
+                buffer = Some(buffer::read(obj)?.ok_or(refused)?);
+                None
+            }
+            Err(e) => return Err(e),
+        }
+    } else {
+        buffer = buffer::read(obj)?;
+        None
+    };
+    let Some(array) = array else {
+        let Some(host) = buffer else {
+            if copy == Some(false) {
+                return Err(no_copy_allowed("a Python object"));
+            }
+            return from_python(py, obj, dtype, device).map(PyArray::from);
+        };
         if copy == Some(false) {
             return Err(buffer::copy_refused());
         }
@@ -303,11 +328,6 @@ fn asarray(
             moved_as(&array, device, dtype.map_or(host.dtype, |d| d.0))
         })
         .map(PyArray::from);
-    } else {
-        if copy == Some(false) {
-            return Err(no_copy_allowed("a Python object"));
-        }
-        return from_python(py, obj, dtype, device).map(PyArray::from);
     };
     let target = device_of(device).unwrap_or(array.device());
     let dtype = dtype.map_or(array.dtype(), |d| d.0);

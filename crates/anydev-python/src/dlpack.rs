@@ -503,10 +503,21 @@ impl PyArray {
         let kwargs = pyo3::types::PyDict::new(py);
         kwargs.set_item("copy", copy)?;
         let out = numpy.call_method("from_dlpack", (slf,), Some(&kwargs))?;
-        match dtype {
-            Some(d) => out.call_method1("astype", (d,)),
-            None => Ok(out),
+        let Some(dtype) = dtype else {
+            return Ok(out);
+        };
+        // Another dtype is a copy, which `copy=False` refuses as NumPy's
+        // protocol asks; the same dtype stays the view (`from_dlpack` has
+        // already copied for `copy=True`).
+        let dtype = numpy.call_method1("dtype", (dtype,))?;
+        if copy == Some(false) && !out.getattr("dtype")?.eq(&dtype)? {
+            return Err(PyValueError::new_err(
+                "__array__(copy=False): converting to another dtype needs a copy",
+            ));
         }
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("copy", false)?;
+        out.call_method("astype", (dtype,), Some(&kwargs))
     }
 }
 

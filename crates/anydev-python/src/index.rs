@@ -66,6 +66,16 @@ impl Key {
             Err(_) => vec![key.clone()],
         };
         let items = items.iter().map(item).collect::<PyResult<Vec<_>>>()?;
+        let ellipses = items
+            .iter()
+            .filter(|i| matches!(i, Item::Basic(SliceArg::Ellipsis)))
+            .count();
+        if ellipses > 1 {
+            // NumPy's exception, as for too many indices below.
+            return Err(PyIndexError::new_err(
+                "an index can only have a single ellipsis ('...')",
+            ));
+        }
         let ndim = shape.len();
         let indexed: usize = items.iter().map(Item::axes).sum();
         if indexed > ndim {
@@ -140,15 +150,7 @@ impl ArrayKey {
     /// item of the key names: the ellipsis (or the key's end) takes them
     /// whole.
     fn new(items: Vec<Item>, shape: &[usize], unindexed: usize) -> PyResult<ArrayKey> {
-        let ellipses = items
-            .iter()
-            .filter(|i| matches!(i, Item::Basic(SliceArg::Ellipsis)))
-            .count();
-        if ellipses > 1 {
-            return Err(PyIndexError::new_err(
-                "an index can only have a single ellipsis ('...')",
-            ));
-        }
+        let has_ellipsis = items.iter().any(|i| matches!(i, Item::Basic(SliceArg::Ellipsis)));
         let mut key = ArrayKey {
             basic: Vec::with_capacity(items.len() + unindexed),
             axes: Vec::new(),
@@ -197,7 +199,7 @@ impl ArrayKey {
                 Item::Array(a) => key.push_index(Index::Array(a)),
             }
         }
-        if ellipses == 0 {
+        if !has_ellipsis {
             key.whole(unindexed);
         }
         Ok(key)
@@ -354,7 +356,24 @@ fn item(item: &Bound<'_, PyAny>) -> PyResult<Item> {
         return integer(item);
     }
     if let Ok(slice) = item.cast::<PySlice>() {
-        let bound = |name: &str| -> PyResult<Option<isize>> { slice.getattr(name)?.extract() };
+        // Bounds beyond the index range clamp, as Python's own sequences
+        // clamp them (`x[-10**20:10**20]` is all of `x`).
+        let bound = |name: &str| -> PyResult<Option<isize>> {
+            let value = slice.getattr(name)?;
+            if value.is_none() {
+                return Ok(None);
+            }
+            let value = if value.is_instance_of::<PyInt>() {
+                value
+            } else {
+                slice.py().import("operator")?.call_method1("index", (value,))?
+            };
+            Ok(Some(match value.extract() {
+                Ok(i) => i,
+                Err(_) if value.lt(0)? => -isize::MAX,
+                Err(_) => isize::MAX,
+            }))
+        };
         return Ok(Item::Basic(SliceArg::Slice {
             start: bound("start")?,
             stop: bound("stop")?,

@@ -220,10 +220,35 @@ def test_getitem_errors(device):
         x[xp.asarray([0], device=device), ..., ...]
     with pytest.raises(IndexError):
         x[True, 0, 0, 0]
+    with pytest.raises(IndexError, match="ellipsis"):
+        x[..., ...]
+    with pytest.raises(TypeError):
+        x[1.5:]
     with pytest.raises(TypeError):
         x["a"]
     with pytest.raises(TypeError, match="list"):
         x[[0, 1]]
+
+
+def test_slice_bounds_beyond_the_index_range_clamp(device):
+    a = np.arange(5)
+    x = xp.asarray(a, device=device)
+    for key in [slice(-10**20, 10**20), slice(None, None, -10**20), slice(10**20, None, -1), slice(np.int64(1), None)]:
+        np.testing.assert_array_equal(host(x[key]), a[key])
+
+
+def test_iteration_goes_along_the_first_axis(device):
+    a = np.arange(6).reshape(3, 2)
+    rows = list(xp.asarray(a, device=device))
+    assert len(rows) == 3
+    for got, want in zip(rows, a):
+        np.testing.assert_array_equal(host(got), want)
+    assert [int(v) for v in xp.asarray([3, 4], device=device)] == [3, 4]
+    assert list(xp.asarray(np.zeros((0, 2)), device=device)) == []
+    # A 0-d array has no first axis: iterating it is an error, as in NumPy,
+    # not an empty loop.
+    with pytest.raises(TypeError, match="0-d"):
+        iter(xp.asarray(5, device=device))
 
 
 def test_mask_and_integer_array_indexing_match_numpy(device):
@@ -464,6 +489,8 @@ def test_reflected_power(device):
 
 def test_array_namespace_checks_the_api_version(device):
     x = xp.asarray([1], device=device)
-    assert x.__array_namespace__(api_version="2025.12") is xp
-    with pytest.raises(ValueError, match="2025.12"):
-        x.__array_namespace__(api_version="2021.12")
+    for version in [None, "2021.12", "2022.12", "2023.12", "2024.12", "2025.12"]:
+        assert x.__array_namespace__(api_version=version) is xp
+    for version in ["2020.12", "2026.12", "latest"]:
+        with pytest.raises(ValueError, match="2025.12"):
+            x.__array_namespace__(api_version=version)

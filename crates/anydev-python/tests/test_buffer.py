@@ -112,6 +112,18 @@ def test_formats_without_a_dtype_are_type_errors(device, obj):
         xp.asarray(obj, device=device)
 
 
+def test_numpy_arrays_dlpack_cannot_carry_are_read_as_buffers(device):
+    # DLPack has no byte order: NumPy refuses to export big-endian arrays,
+    # and the buffer protocol reads them instead.
+    for a in [np.array([1.5, -2.0], dtype=">f4"), np.array([[1, 2], [3, -4]], dtype=">i4")]:
+        got = xp.asarray(a, device=device)
+        assert got.dtype == getattr(xp, a.dtype.newbyteorder("=").name)
+        np.testing.assert_array_equal(host(got), a)
+    # NumPy strings have no anydev dtype: a TypeError naming the format.
+    with pytest.raises(TypeError, match="format"):
+        xp.asarray(np.array(["a"]), device=device)
+
+
 def test_strings_are_not_buffers(device):
     with pytest.raises(TypeError, match="buffer-protocol"):
         xp.asarray("abc", device=device)

@@ -125,6 +125,18 @@ def test_copy_requests_are_honoured(host_device):
     assert "dltensor_versioned" in repr(x.__dlpack__(max_version=(1, 0), copy=True))
 
 
+def test_numpy_asarray_with_a_dtype_keeps_the_view_or_copies_as_asked(host_device):
+    x = xp.asarray([1.0, 2.0], dtype=xp.float32, device=host_device)
+    same = np.asarray(x, dtype=np.float32)
+    same[0] = 7.0
+    assert float(x[0]) == 7.0
+    converted = np.asarray(x, dtype=np.float64)
+    assert converted.dtype == np.float64 and not np.shares_memory(converted, same)
+    with pytest.raises(ValueError, match="copy"):
+        np.asarray(x, dtype=np.float64, copy=False)
+    assert not np.shares_memory(np.asarray(x, dtype=np.float32, copy=True), same)
+
+
 def test_capsules_versioned_and_legacy(host_device):
     x = xp.asarray([1.0, 2.0], device=host_device)
     assert type(x.__dlpack__()).__name__ == "PyCapsule"

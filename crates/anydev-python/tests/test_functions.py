@@ -79,6 +79,21 @@ def test_comparisons_and_logic_match_numpy(device, name):
     np.testing.assert_array_equal(host(got), reference(name)(a, b))
 
 
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+def test_logic_reads_floats_as_nonzero(device, name):
+    a = np.array([1.5, 0.0, np.nan, -0.0], dtype=np.float32)
+    b = np.array([1.0, 1.0, 0.0, 2.0], dtype=np.float32)
+    got = getattr(xp, name)(xp.asarray(a, device=device), xp.asarray(b, device=device))
+    np.testing.assert_array_equal(host(got), reference(name)(a, b))
+
+
+def test_axis_arguments_are_ints_or_tuples_of_ints(device):
+    x = xp.ones((2, 3), device=device)
+    for bad in [True, 1.0, (0, False), "0", [0]]:
+        with pytest.raises(TypeError, match="axis"):
+            xp.sum(x, axis=bad)
+
+
 def test_binary_functions_take_python_scalars(device):
     x = xp.asarray([1.0, 4.0], device=device)
     np.testing.assert_array_equal(host(xp.add(x, 1)), [2.0, 5.0])
@@ -439,6 +454,10 @@ def test_linalg_extension(device):
         la.matrix_norm(x, ord="max")
     with pytest.raises(ValueError):
         la.diagonal(v)
+    # Offsets past the matrix, the most negative included, select nothing.
+    for offset in [-2**63, -3, 3, 2**63 - 1]:
+        assert host(la.diagonal(x, offset=offset)).shape == (0,)
+        np.testing.assert_allclose(host(la.trace(x, offset=offset)), 0.0)
 
 
 def test_deeply_nested_input_is_a_value_error_not_a_crash(device):

@@ -42,6 +42,15 @@ def test_scope_sets_the_device_of_creation_only(device):
         assert xp.asarray(np.ones(2)).device == device
 
 
+def test_asarray_of_numpy_follows_the_default_device(device):
+    try:
+        xp.accelerator.set_default_device(device)
+        assert xp.asarray(np.ones(2, dtype=np.float32)).device == device
+        assert xp.asarray([1.0]).device == device
+    finally:
+        xp.accelerator.set_default_device(None)
+
+
 def test_scopes_nest_and_take_strings(device):
     other = other_than(device)
     with xp.device(str(device)):

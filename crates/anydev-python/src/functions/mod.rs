@@ -10,8 +10,9 @@ mod reduce;
 mod search;
 mod sets;
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBool, PyTuple};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     elementwise::register(m)?;
@@ -26,9 +27,23 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// An `axis=` argument that may be one axis or a tuple of them, as a list.
+/// Bools are not axes (NumPy refuses `axis=True` too), and anything else
+/// is a `TypeError` that says what an axis is.
 fn axes_arg(axis: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
-    match axis.extract::<isize>() {
-        Ok(a) => Ok(vec![a]),
-        Err(_) => axis.cast::<PyTuple>()?.extract(),
+    let refuse = || {
+        Err(PyTypeError::new_err(format!(
+            "axis must be an int or a tuple of ints, not {}",
+            axis.get_type().name()?
+        )))
+    };
+    if axis.is_instance_of::<PyBool>() {
+        return refuse();
+    }
+    if let Ok(a) = axis.extract::<isize>() {
+        return Ok(vec![a]);
+    }
+    match axis.cast::<PyTuple>() {
+        Ok(axes) if !axes.iter().any(|a| a.is_instance_of::<PyBool>()) => axes.extract().or_else(|_| refuse()),
+        _ => refuse(),
     }
 }
