@@ -14,6 +14,11 @@ pub const NAME: &str = "cuda";
 /// Driver entry points the backend calls. Their presence is checked once
 /// at initialisation, so no later call can hit cudarc's panic on a missing
 /// symbol (a driver older than the CUDA 12.2 API the bindings target).
+/// The backend calls the driver only through `cudarc::driver::sys`, never
+/// through cudarc's safe wrappers, so this is exactly the set of `sys::cu*`
+/// functions named in this crate's sources (a test compares the two).
+/// Modules are kept for the life of the process, so `cuModuleUnload` is
+/// not called and not listed.
 pub const REQUIRED_SYMBOLS: &[&str] = &[
     "cuInit",
     "cuDriverGetVersion",
@@ -54,9 +59,9 @@ pub const REQUIRED_SYMBOLS: &[&str] = &[
     "cuMemsetD8Async",
     "cuMemsetD16Async",
     "cuMemsetD32Async",
+    "cuPointerGetAttributes",
     "cuModuleLoadData",
     "cuModuleGetFunction",
-    "cuModuleUnload",
     "cuLaunchKernel",
     "cuGetErrorName",
     "cuGetErrorString",
@@ -166,4 +171,50 @@ pub fn order_after(waiter: CUstream, waiter_ctx: CUcontext, on: CUstream, on_ctx
     unsafe { sys::cuEventDestroy_v2(e) };
     bind(waiter_ctx)?;
     check(r, "ordering two streams")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::REQUIRED_SYMBOLS;
+    use std::collections::BTreeSet;
+    use std::path::Path;
+
+    /// The driver functions the crate's sources call through `sys`.
+    fn called_in_sources() -> BTreeSet<String> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut names = BTreeSet::new();
+        for entry in std::fs::read_dir(&src).expect("src directory") {
+            let path = entry.expect("directory entry").path();
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("source file");
+            for (i, _) in text.match_indices("sys::cu") {
+                let rest = &text[i + "sys::".len()..];
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                // `sys::culib` opens the library; it is not an entry point.
+                if rest[end..].starts_with('(') && &rest[..end] != "culib" {
+                    names.insert(rest[..end].to_string());
+                }
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn required_symbols_are_exactly_the_driver_calls_in_the_sources() {
+        let listed: BTreeSet<String> = REQUIRED_SYMBOLS.iter().map(|s| s.to_string()).collect();
+        assert_eq!(listed.len(), REQUIRED_SYMBOLS.len(), "duplicates in REQUIRED_SYMBOLS");
+        let called = called_in_sources();
+        assert!(called.contains("cuPointerGetAttributes"), "{called:?}");
+        let unlisted: Vec<_> = called.difference(&listed).collect();
+        let uncalled: Vec<_> = listed.difference(&called).collect();
+        assert!(unlisted.is_empty(), "called but not in REQUIRED_SYMBOLS: {unlisted:?}");
+        assert!(
+            uncalled.is_empty(),
+            "in REQUIRED_SYMBOLS but never called: {uncalled:?}"
+        );
+    }
 }

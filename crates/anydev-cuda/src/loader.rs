@@ -8,6 +8,8 @@
 //! soname to it, so NVRTC or cuBLAS from a Python wheel can be used
 //! without touching `LD_LIBRARY_PATH`.
 
+use crate::soname::read_soname;
+use std::path::Path;
 use std::sync::OnceLock;
 
 /// `ANYDEV_CUDA_DRIVER_PATH`: the driver library (`libcuda.so.1`), by path.
@@ -78,7 +80,9 @@ fn pin_from_env() -> &'static [Option<libloading::Library>; 3] {
 }
 
 /// Checks that `lib` can be opened the way cudarc will open it. `Err`
-/// carries a message naming the library and the names that were tried.
+/// carries a message naming the library and the names that were tried,
+/// or, when the library's variable names a file, why that file is not
+/// used.
 pub fn check(lib: Lib) -> Result<(), String> {
     let pinned = pin_from_env();
     let slot = match lib {
@@ -86,13 +90,22 @@ pub fn check(lib: Lib) -> Result<(), String> {
         Lib::Nvrtc => 1,
         Lib::Cublas => 2,
     };
-    if std::env::var_os(lib.env()).is_some_and(|p| !p.is_empty()) && pinned[slot].is_none() {
-        return Err(format!(
-            "{} could not be opened from {}={:?}",
-            lib.describe(),
-            lib.env(),
-            std::env::var_os(lib.env()).unwrap_or_default()
-        ));
+    let named = std::env::var_os(lib.env()).filter(|p| !p.is_empty());
+    if let Some(path) = &named {
+        if pinned[slot].is_none() {
+            return Err(format!(
+                "{} could not be opened from {}={:?}",
+                lib.describe(),
+                lib.env(),
+                path
+            ));
+        }
+        // The file opened, but cudarc opens the library by name, and the
+        // dynamic loader hands it the pinned file only when that file's
+        // soname is the name asked for.
+        if let Some(problem) = unusable_named_file(lib, Path::new(path), true) {
+            return Err(problem);
+        }
     }
     let candidates = lib.candidates();
     for name in &candidates {
@@ -102,9 +115,35 @@ pub fn check(lib: Lib) -> Result<(), String> {
             return Ok(());
         }
     }
-    // The shortest names are the usual ones (libcuda.so.1, libcuda.so).
-    let mut tried: Vec<&String> = Vec::new();
-    for name in &candidates {
+    if let Some(path) = &named {
+        // The file opened and its soname could not be read (or looked
+        // right), yet no name cudarc tries resolves.
+        return Err(unusable_named_file(lib, Path::new(path), false).unwrap_or_else(|| {
+            format!(
+                "{} was opened from {}={:?}, but none of the names cudarc opens ({}) resolves to it",
+                lib.describe(),
+                lib.env(),
+                path,
+                shortest_candidates(lib).0.join(", ")
+            )
+        }));
+    }
+    let (shown, total) = shortest_candidates(lib);
+    Err(format!(
+        "{} was not found (tried {}{}); install the NVIDIA driver / CUDA libraries, add their directory to the library search path, or name the file with {}",
+        lib.describe(),
+        shown.join(", "),
+        if total > shown.len() { format!(" and {} other names", total - shown.len()) } else { String::new() },
+        lib.env()
+    ))
+}
+
+/// Up to four of the names cudarc tries, the usual ones first (the
+/// shortest: libcuda.so.1, libcuda.so), and how many distinct names there
+/// are in all.
+fn shortest_candidates(lib: Lib) -> (Vec<String>, usize) {
+    let mut tried: Vec<String> = Vec::new();
+    for name in lib.candidates() {
         if !tried.contains(&name) {
             tried.push(name);
         }
@@ -112,13 +151,35 @@ pub fn check(lib: Lib) -> Result<(), String> {
     let total = tried.len();
     tried.sort_by_key(|n| (n.len(), !n.ends_with(".so.1")));
     tried.truncate(4);
-    let shown: Vec<&str> = tried.iter().map(|s| s.as_str()).collect();
-    Err(format!(
-        "{} was not found (tried {}{}); install the NVIDIA driver / CUDA libraries, add their directory to the library search path, or name the file with {}",
+    (tried, total)
+}
+
+/// Why the file at `path`, named by `lib`'s variable and opened, cannot
+/// be the library cudarc uses: its soname (read from the ELF file) is
+/// none of the names cudarc opens. `None` when the soname is one of them;
+/// when it cannot be read (not an ELF file), `None` if `only_if_read`,
+/// else a message saying so.
+fn unusable_named_file(lib: Lib, path: &Path, only_if_read: bool) -> Option<String> {
+    let candidates = lib.candidates();
+    let soname = read_soname(path);
+    if soname.as_ref().is_some_and(|s| candidates.iter().any(|c| c == s)) {
+        return None;
+    }
+    if soname.is_none() && only_if_read {
+        return None;
+    }
+    let (shown, total) = shortest_candidates(lib);
+    let found = match &soname {
+        Some(s) => format!("its soname is {s}"),
+        None => "no soname could be read from it".to_string(),
+    };
+    Some(format!(
+        "{} was opened from {}={}, but {found}, and cudarc opens the library by name, so that file would not be used; name a file whose soname is one of the names cudarc opens ({}{})",
         lib.describe(),
+        lib.env(),
+        path.display(),
         shown.join(", "),
-        if total > shown.len() { format!(" and {} other names", total - shown.len()) } else { String::new() },
-        lib.env()
+        if total > shown.len() { format!(" and {} others", total - shown.len()) } else { String::new() },
     ))
 }
 
@@ -159,5 +220,38 @@ mod tests {
             assert!(message.contains("cuBLAS"), "{message}");
             assert!(message.contains(CUBLAS_PATH_ENV), "{message}");
         }
+    }
+
+    /// A file that opens but whose soname is not one cudarc opens is
+    /// reported as such, naming the file, its soname and what is needed.
+    #[test]
+    fn a_named_file_with_the_wrong_soname_is_reported() {
+        let libm = Path::new("/lib/x86_64-linux-gnu/libm.so.6");
+        if !libm.exists() {
+            return;
+        }
+        assert_eq!(read_soname(libm).as_deref(), Some("libm.so.6"));
+        for only_if_read in [true, false] {
+            let message = unusable_named_file(Lib::Driver, libm, only_if_read).expect("libm is not the driver");
+            assert!(message.contains(DRIVER_PATH_ENV), "{message}");
+            assert!(message.contains("/lib/x86_64-linux-gnu/libm.so.6"), "{message}");
+            assert!(message.contains("its soname is libm.so.6"), "{message}");
+            assert!(message.contains("libcuda.so.1"), "{message}");
+            assert!(!message.contains("was not found"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_elf_has_no_soname() {
+        let this = Path::new(file!());
+        let this = if this.exists() {
+            this.to_path_buf()
+        } else {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("src/loader.rs")
+        };
+        assert_eq!(read_soname(&this), None);
+        assert_eq!(unusable_named_file(Lib::Driver, &this, true), None);
+        let message = unusable_named_file(Lib::Driver, &this, false).expect("a message");
+        assert!(message.contains("no soname could be read from it"), "{message}");
     }
 }
