@@ -748,7 +748,12 @@ typedef struct AnydevPluginApi {
    * another allocator) as a buffer of device, without copying. Called only
    * when the device's capabilities say it reaches that kind; the host keeps
    * the memory alive until it frees the buffer, and free releases only the
-   * handle. */
+   * handle. ptr is the memory's own address, with no alignment guaranteed
+   * (memory lent to anydev, such as a NumPy array's, is often only 16-byte
+   * aligned). A plugin whose device cannot use the memory refuses it with
+   * ANYDEV_ERROR_INVALID_ARGUMENT: the host then copies the data instead
+   * where a copy will do, and reports the error where sharing was asked
+   * for. Any other error fails the transfer. */
   AnydevStatus (*buffer_import)(AnydevContext *context, AnydevDevice *device, uint8_t *ptr, uint64_t size,
                                 uint32_t memory_kind, AnydevBuffer **out_buffer);
 

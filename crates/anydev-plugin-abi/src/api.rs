@@ -286,7 +286,15 @@ pub struct AnydevPluginApi {
     /// capabilities say it reaches that kind, keeps the memory alive until
     /// it has freed the buffer, and frees the buffer only once no enqueued
     /// work uses it. `free` releases the handle, never the memory. `ptr`
-    /// may be unaligned to 256 bytes only if `size` is 0.
+    /// is the memory's own address, with no alignment guaranteed: memory
+    /// lent to anydev (`Array::from_foreign_host`, such as a NumPy array's,
+    /// often only 16-byte aligned) is passed as its owner laid it out. A
+    /// plugin whose device cannot use the memory (the simulator takes only
+    /// 256-byte aligned memory) refuses it with
+    /// `ANYDEV_ERROR_INVALID_ARGUMENT`: the host then copies the data
+    /// instead where a copy will do (`to_device` with unified memory on),
+    /// and reports the error where sharing was asked for (`share_to`).
+    /// Any other error fails the transfer.
     pub buffer_import: Option<
         unsafe extern "C" fn(
             context: *mut AnydevContext,

@@ -101,9 +101,12 @@ impl fmt::Display for QuantType {
 
 /// NF4's values (QLoRA, appendix E; bitsandbytes' `dDequantizeNF4`), code
 /// = index: the quantiles of N(0, 1) for 8 positive and 7 negative levels,
-/// each side scaled to end at ±1, so that 0 is exact. bitsandbytes'
-/// literals digit for digit (each an f32 printed as f64), so they can be
-/// compared.
+/// each side scaled to end at ±1, so that 0 is exact. Each is the same
+/// f32 as bitsandbytes' literal (an f32 printed as f64), and all but one
+/// are written digit for digit as bitsandbytes writes them: NF4[5] is
+/// written -0.184_773_433_208_465_58 where bitsandbytes writes
+/// -0.18477343022823334; both round to the same f32 (bits 0xbe3d353f),
+/// and bitsandbytes' form is that f32 printed as f64.
 #[allow(clippy::excessive_precision)]
 pub const NF4: [f32; 16] = [
     -1.0,
