@@ -126,7 +126,11 @@ pub fn cross(x1: &Array, x2: &Array, axis: isize) -> Result<Array> {
 /// the result has the real component dtype.
 pub fn vector_norm(x: &Array, axes: impl Into<Axes>, keepdims: bool, ord: f64) -> Result<Array> {
     inexact("vector_norm", x)?;
-    let (axes, magnitude) = (axes.into(), x.abs()?);
+    let axes = axes.into();
+    // Checked here, so that a bad axis names vector_norm, not the
+    // reduction it is computed with.
+    crate::shape::normalize_axes("vector_norm", axes.as_option(), x.ndim())?;
+    let magnitude = x.abs()?;
     if ord == f64::INFINITY {
         crate::max(&magnitude, axes, keepdims)
     } else if ord == f64::NEG_INFINITY {

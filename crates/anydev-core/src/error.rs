@@ -56,7 +56,7 @@ pub enum Error {
         reason: String,
     },
 
-    #[error("{op}: axis {axis} is out of range for an array of {ndim} dimensions (valid: {} to {})", -(*ndim as isize), *ndim as isize - 1)]
+    #[error("{op}: axis {axis} is out of range for an array of {ndim} dimensions ({})", ValidAxes(*ndim))]
     InvalidAxis { op: String, axis: isize, ndim: usize },
 
     #[error("{op}: index {index} is out of bounds for an axis of length {len}")]
@@ -138,6 +138,18 @@ impl fmt::Display for ShapeList<'_> {
     }
 }
 
+/// The axes an array of `ndim` dimensions has, for [`Error::InvalidAxis`].
+struct ValidAxes(usize);
+
+impl fmt::Display for ValidAxes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            0 => f.write_str("a 0-d array has no axes"),
+            n => write!(f, "valid: {} to {}", -(n as isize), n - 1),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,5 +174,11 @@ mod tests {
             ndim: 2,
         };
         assert!(err.to_string().contains("-2 to 1"), "{err}");
+        let zero_d = Error::InvalidAxis {
+            op: "sort".into(),
+            axis: -1,
+            ndim: 0,
+        };
+        assert!(zero_d.to_string().ends_with("(a 0-d array has no axes)"), "{zero_d}");
     }
 }

@@ -192,6 +192,12 @@ def test_reductions_of_empty_and_special_values(device):
     assert float(xp.sum(xp.asarray([np.inf, 1.0], device=device))) == np.inf
 
 
+def test_sorting_a_0d_array_is_an_axis_error_that_says_why(device):
+    for sort in [xp.sort, xp.argsort]:
+        with pytest.raises(xp.AxisError, match="a 0-d array has no axes"):
+            sort(xp.asarray(1.0, device=device))
+
+
 def test_sorting_and_searching(device):
     a = np.array([3.0, -1.0, 2.0, -1.0, 7.0])
     x = xp.asarray(a, device=device)
@@ -454,6 +460,8 @@ def test_linalg_extension(device):
         la.matrix_norm(x, ord="max")
     with pytest.raises(ValueError):
         la.diagonal(v)
+    with pytest.raises(xp.AxisError, match="vector_norm"):
+        la.vector_norm(x, axis=5)
     # Offsets past the matrix, the most negative included, select nothing.
     for offset in [-2**63, -3, 3, 2**63 - 1]:
         assert host(la.diagonal(x, offset=offset)).shape == (0,)
