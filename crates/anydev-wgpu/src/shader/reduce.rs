@@ -95,35 +95,43 @@ struct Loop {
 }
 
 /// Sums of inexact dtypes fold in tiers: [`TIER`] values into `b0`, then
-/// [`TIER`] of those into `b1`, then into the top tier, so one thread's
-/// rounding error grows with `2 * TIER + n / TIER²` rather than with its
-/// `n` values. Added one after another, a sum of 1e7 copies of 0.1f32 was
-/// 2.3e-5 off.
+/// [`TIER`] of those into `b1`, then into `b2`, the thread's total, so
+/// one thread's rounding error grows with `2 * TIER + n / TIER²` rather
+/// than with its `n` values. Added one after another, a sum of 1e7 copies
+/// of 0.1f32 was 2.3e-5 off.
 const TIER: u32 = 16;
 
-/// The loop folding `v` (index `vi`) into `acc`.
-fn fold_loop(op: ReduceOp, x: &Repr, v: &str, vi: &str) -> Loop {
+/// The loop folding `v` (index `vi`) into `acc`; with `vector`, `v` is a
+/// `vec4` of four consecutive values (the tiers then hold four lanes,
+/// added pairwise at the end).
+fn fold_loop(op: ReduceOp, x: &Repr, v: &str, vi: &str, vector: bool) -> Loop {
     if op == ReduceOp::Sum && x.dtype.is_inexact() {
-        let mut tiers = tiered(x.compute, &x.lit(0), v, "acc");
-        tiers.end = "acc = acc + (b1 + b0);".into();
-        return tiers;
+        let t = x.compute;
+        let (ty, zero) = if vector {
+            (format!("vec4<{t}>"), format!("vec4<{t}>()"))
+        } else {
+            (t.to_owned(), x.lit(0))
+        };
+        let (low, high) = (TIER - 1, TIER * TIER - 1);
+        let total = if vector { "(b.x + b.y) + (b.z + b.w)" } else { "b" };
+        return Loop {
+            decl: format!("var b0: {ty} = {zero};\n  var b1: {ty} = {zero};\n  var b2: {ty} = {zero};\n  var nb = 0u;\n"),
+            each: format!(
+                "b0 = b0 + {v}; nb = nb + 1u;\n    if ((nb & {low}u) == 0u) {{ b1 = b1 + b0; b0 = {zero}; if ((nb & {high}u) == 0u) {{ b2 = b2 + b1; b1 = {zero}; }} }}"
+            ),
+            end: format!("let b = b2 + (b1 + b0);\n  acc = acc + {total};"),
+        };
     }
+    let each = if vector {
+        ["x", "y", "z", "w"]
+            .map(|c| step(op, x, "acc", "ai", &format!("{v}.{c}"), vi))
+            .join(" ")
+    } else {
+        step(op, x, "acc", "ai", v, vi)
+    };
     Loop {
         decl: String::new(),
-        each: step(op, x, "acc", "ai", v, vi),
-        end: String::new(),
-    }
-}
-
-/// [`fold_loop`]'s tiers for a sum of `v`s of WGSL type `ty` into `top`;
-/// `end` is left to the caller, who knows what `top` is.
-fn tiered(ty: &str, zero: &str, v: &str, top: &str) -> Loop {
-    let (low, high) = (TIER - 1, TIER * TIER - 1);
-    Loop {
-        decl: format!("var b0: {ty} = {zero};\n  var b1: {ty} = {zero};\n  var nb = 0u;\n"),
-        each: format!(
-            "b0 = b0 + {v}; nb = nb + 1u;\n    if ((nb & {low}u) == 0u) {{ b1 = b1 + b0; b0 = {zero}; if ((nb & {high}u) == 0u) {{ {top} = {top} + b1; b1 = {zero}; }} }}"
-        ),
+        each,
         end: String::new(),
     }
 }
@@ -232,10 +240,13 @@ fn red_offset(t: u32, r: u32) -> i32 {
         );
     }
     let init = init(op, x);
-    let Loop { decl, each, end } = fold_loop(op, x, "v", "r");
+    let vector = form == ReduceForm::SplitVector;
+    // The vector form's loop reads `w`, four values without an index.
+    let (v, vi) = if vector { ("w", "0u") } else { ("v", "r") };
+    let Loop { decl, each, end } = fold_loop(op, x, v, vi, vector);
     let res = result(op);
     let resume = resume(op, x);
-    if form == ReduceForm::SplitVector {
+    if vector {
         // Ops without an identity start from the first element.
         let init = if init.starts_with("ld_x") {
             "xv[0].x".to_owned()
@@ -243,22 +254,6 @@ fn red_offset(t: u32, r: u32) -> i32 {
             init
         };
         let tail = step(op, x, "acc", "ai", "w[c]", "0u");
-        let Loop { decl, each, end } = if op == ReduceOp::Sum && x.dtype.is_inexact() {
-            // Four lanes in a vector, each in tiers, added pairwise at the end.
-            let lanes = format!("vec4<{t}>");
-            let mut tiers = tiered(&lanes, &format!("{lanes}()"), "w", "b2");
-            tiers.decl.push_str(&format!("  var b2 = {lanes}();\n"));
-            tiers.end = "let b = b2 + (b1 + b0);\n  acc = (b.x + b.y) + (b.z + b.w);".into();
-            tiers
-        } else {
-            Loop {
-                decl: String::new(),
-                each: ["x", "y", "z", "w"]
-                    .map(|c| step(op, x, "acc", "ai", &format!("w.{c}"), "0u"))
-                    .join(" "),
-                end: String::new(),
-            }
-        };
         text.push_str(&entry());
         text.push_str(&format!(
             "  let parts = u32(params[6]);\n  let n = u32(params[4]);\n  var acc: {t} = {init};\n  var ai = 0u;\n  {decl}  let s = sweep(i, parts, n / 4u);\n  for (var q = s.x; q < s.y; q = q + s.z) {{\n    let w = xv[q];\n    {each}\n  }}\n  {end}\n  if (i == 0u && n % 4u != 0u) {{\n    let w = xv[n / 4u];\n    for (var c = 0u; c < n % 4u; c = c + 1u) {{ {tail} }}\n  }}\n  st_out(i32(i), {res});\n}}\n"
