@@ -362,13 +362,13 @@ pub(crate) unsafe fn drive<T: Storage, R: Reducer<T>>(
                 r.step(acc, v, i0 + j)
             })
         };
-        let rows = rn / red_inner.max(1);
-        if rows <= 1 && (contiguous_red || red_inner <= ROWS) {
-            return if rn == 0 { r.init() } else { fold_row(p, 0, rn) };
-        }
         // A contiguous row is one part (folded pairwise by `fold` for
         // sums); strided ones are split into parts of ROWS elements.
         let part = if contiguous_red { red_inner } else { ROWS };
+        let rows = rn / red_inner.max(1);
+        if rows <= 1 && red_inner <= part {
+            return if rn == 0 { r.init() } else { fold_row(p, 0, rn) };
+        }
         let mut tree = pairwise::Tree::new();
         let mut cur = Cursor::at(&red, red_outer, 0);
         for row in 0..rows {
