@@ -91,6 +91,8 @@ pub fn check(lib: Lib) -> Result<(), String> {
         Lib::Cublas => 2,
     };
     let named = std::env::var_os(lib.env()).filter(|p| !p.is_empty());
+    let candidates = lib.candidates();
+    let mut soname = None;
     if let Some(path) = &named {
         if pinned[slot].is_none() {
             return Err(format!(
@@ -103,11 +105,11 @@ pub fn check(lib: Lib) -> Result<(), String> {
         // The file opened, but cudarc opens the library by name, and the
         // dynamic loader hands it the pinned file only when that file's
         // soname is the name asked for.
-        if let Some(problem) = unusable_named_file(lib, Path::new(path), true) {
-            return Err(problem);
+        soname = read_soname(Path::new(path));
+        if soname.as_ref().is_some_and(|s| !candidates.contains(s)) {
+            return Err(named_file_unused(lib, Path::new(path), soname.as_deref()));
         }
     }
-    let candidates = lib.candidates();
     for name in &candidates {
         // SAFETY: as above; the handle is dropped at once (the library
         // stays loaded while cudarc or the pinned handle holds it).
@@ -116,32 +118,21 @@ pub fn check(lib: Lib) -> Result<(), String> {
         }
     }
     if let Some(path) = &named {
-        // The file opened and its soname could not be read (or looked
-        // right), yet no name cudarc tries resolves.
-        return Err(unusable_named_file(lib, Path::new(path), false).unwrap_or_else(|| {
-            format!(
-                "{} was opened from {}={:?}, but none of the names cudarc opens ({}) resolves to it",
-                lib.describe(),
-                lib.env(),
-                path,
-                shortest_candidates(lib).0.join(", ")
-            )
-        }));
+        // The file opened and no soname could be read from it, and no
+        // name cudarc tries resolves.
+        return Err(named_file_unused(lib, Path::new(path), soname.as_deref()));
     }
-    let (shown, total) = shortest_candidates(lib);
     Err(format!(
-        "{} was not found (tried {}{}); install the NVIDIA driver / CUDA libraries, add their directory to the library search path, or name the file with {}",
+        "{} was not found (tried {}); install the NVIDIA driver / CUDA libraries, add their directory to the library search path, or name the file with {}",
         lib.describe(),
-        shown.join(", "),
-        if total > shown.len() { format!(" and {} other names", total - shown.len()) } else { String::new() },
+        candidate_names(lib),
         lib.env()
     ))
 }
 
 /// Up to four of the names cudarc tries, the usual ones first (the
-/// shortest: libcuda.so.1, libcuda.so), and how many distinct names there
-/// are in all.
-fn shortest_candidates(lib: Lib) -> (Vec<String>, usize) {
+/// shortest: libcuda.so.1, libcuda.so), and how many more there are.
+fn candidate_names(lib: Lib) -> String {
     let mut tried: Vec<String> = Vec::new();
     for name in lib.candidates() {
         if !tried.contains(&name) {
@@ -151,36 +142,30 @@ fn shortest_candidates(lib: Lib) -> (Vec<String>, usize) {
     let total = tried.len();
     tried.sort_by_key(|n| (n.len(), !n.ends_with(".so.1")));
     tried.truncate(4);
-    (tried, total)
+    let more = total - tried.len();
+    let shown = tried.join(", ");
+    if more > 0 {
+        format!("{shown} and {more} other names")
+    } else {
+        shown
+    }
 }
 
-/// Why the file at `path`, named by `lib`'s variable and opened, cannot
-/// be the library cudarc uses: its soname (read from the ELF file) is
-/// none of the names cudarc opens. `None` when the soname is one of them;
-/// when it cannot be read (not an ELF file), `None` if `only_if_read`,
-/// else a message saying so.
-fn unusable_named_file(lib: Lib, path: &Path, only_if_read: bool) -> Option<String> {
-    let candidates = lib.candidates();
-    let soname = read_soname(path);
-    if soname.as_ref().is_some_and(|s| candidates.iter().any(|c| c == s)) {
-        return None;
-    }
-    if soname.is_none() && only_if_read {
-        return None;
-    }
-    let (shown, total) = shortest_candidates(lib);
-    let found = match &soname {
+/// Why the file at `path`, named by `lib`'s variable and opened, is not
+/// the library cudarc uses: its `soname` (read from the ELF file, `None`
+/// when there is none) is not one of the names cudarc opens.
+fn named_file_unused(lib: Lib, path: &Path, soname: Option<&str>) -> String {
+    let found = match soname {
         Some(s) => format!("its soname is {s}"),
         None => "no soname could be read from it".to_string(),
     };
-    Some(format!(
-        "{} was opened from {}={}, but {found}, and cudarc opens the library by name, so that file would not be used; name a file whose soname is one of the names cudarc opens ({}{})",
+    format!(
+        "{} was opened from {}={}, but {found}, and cudarc opens the library by name, so that file would not be used; name a file whose soname is one of the names cudarc opens ({})",
         lib.describe(),
         lib.env(),
         path.display(),
-        shown.join(", "),
-        if total > shown.len() { format!(" and {} others", total - shown.len()) } else { String::new() },
-    ))
+        candidate_names(lib),
+    )
 }
 
 /// Caches [`check`] per library for the life of the process.
@@ -230,15 +215,14 @@ mod tests {
         if !libm.exists() {
             return;
         }
-        assert_eq!(read_soname(libm).as_deref(), Some("libm.so.6"));
-        for only_if_read in [true, false] {
-            let message = unusable_named_file(Lib::Driver, libm, only_if_read).expect("libm is not the driver");
-            assert!(message.contains(DRIVER_PATH_ENV), "{message}");
-            assert!(message.contains("/lib/x86_64-linux-gnu/libm.so.6"), "{message}");
-            assert!(message.contains("its soname is libm.so.6"), "{message}");
-            assert!(message.contains("libcuda.so.1"), "{message}");
-            assert!(!message.contains("was not found"), "{message}");
-        }
+        let soname = read_soname(libm);
+        assert_eq!(soname.as_deref(), Some("libm.so.6"));
+        let message = named_file_unused(Lib::Driver, libm, soname.as_deref());
+        assert!(message.contains(DRIVER_PATH_ENV), "{message}");
+        assert!(message.contains("/lib/x86_64-linux-gnu/libm.so.6"), "{message}");
+        assert!(message.contains("its soname is libm.so.6"), "{message}");
+        assert!(message.contains("libcuda.so.1"), "{message}");
+        assert!(!message.contains("was not found"), "{message}");
     }
 
     #[test]
@@ -250,8 +234,7 @@ mod tests {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("src/loader.rs")
         };
         assert_eq!(read_soname(&this), None);
-        assert_eq!(unusable_named_file(Lib::Driver, &this, true), None);
-        let message = unusable_named_file(Lib::Driver, &this, false).expect("a message");
+        let message = named_file_unused(Lib::Driver, &this, None);
         assert!(message.contains("no soname could be read from it"), "{message}");
     }
 }
