@@ -266,6 +266,16 @@ fn no_copy_allowed(why: &str) -> PyErr {
     PyValueError::new_err(format!("asarray(copy=False): {why} needs a copy"))
 }
 
+/// What `asarray` reads its data from.
+enum Source {
+    /// An anydev array, or one imported through DLPack.
+    Array(Array),
+    /// The contents of a buffer-protocol object.
+    Buffer(buffer::HostBuffer),
+    /// Python scalars and sequences.
+    Python,
+}
+
 #[pyfunction]
 #[pyo3(signature = (obj, /, *, dtype = None, device = None, copy = None))]
 fn asarray(
@@ -275,9 +285,8 @@ fn asarray(
     mut device: Option<PyDevice>,
     copy: Option<bool>,
 ) -> PyResult<PyArray> {
-    let mut buffer = None;
-    let array = if let Ok(a) = obj.cast::<PyArray>() {
-        Some(a.get().inner.clone())
+    let source = if let Ok(a) = obj.cast::<PyArray>() {
+        Source::Array(a.get().inner.clone())
     } else if obj.hasattr("__dlpack__")? {
         // NumPy and other DLPack arrays follow the creation rule, as
         // sequences do: the explicit device (the scope comes in as one),
@@ -293,41 +302,44 @@ fn asarray(
             device
         };
         match dlpack::import(py, obj, at, copy) {
-            Ok(array) => Some(array),
+            Ok(array) => Source::Array(array),
             // DLPack has no code for some of what buffers hold (NumPy's
             // big-endian arrays, strings): the buffer protocol reads the
             // former and names the latter's format.
             Err(refused) if refused.is_instance_of::<PyBufferError>(py) => {
-                buffer = Some(buffer::read(obj)?.ok_or(refused)?);
-                None
+                Source::Buffer(buffer::read(obj)?.ok_or(refused)?)
             }
             Err(e) => return Err(e),
         }
+    } else if let Some(host) = buffer::read(obj)? {
+        Source::Buffer(host)
     } else {
-        buffer = buffer::read(obj)?;
-        None
+        Source::Python
     };
-    let Some(array) = array else {
-        let Some(host) = buffer else {
+    let array = match source {
+        Source::Array(array) => array,
+        Source::Buffer(host) => {
+            if copy == Some(false) {
+                return Err(buffer::copy_refused());
+            }
+            return compute(py, || {
+                let device = creation_device(device_of(device))?;
+                let at = if holds(device, host.dtype)? {
+                    device
+                } else {
+                    Device::cpu()
+                };
+                let array = dlpack::upload(&host.bytes, &host.shape, host.dtype, at)?;
+                moved_as(&array, device, dtype.map_or(host.dtype, |d| d.0))
+            })
+            .map(PyArray::from);
+        }
+        Source::Python => {
             if copy == Some(false) {
                 return Err(no_copy_allowed("a Python object"));
             }
             return from_python(py, obj, dtype, device).map(PyArray::from);
-        };
-        if copy == Some(false) {
-            return Err(buffer::copy_refused());
         }
-        return compute(py, || {
-            let device = creation_device(device_of(device))?;
-            let at = if holds(device, host.dtype)? {
-                device
-            } else {
-                Device::cpu()
-            };
-            let array = dlpack::upload(&host.bytes, &host.shape, host.dtype, at)?;
-            moved_as(&array, device, dtype.map_or(host.dtype, |d| d.0))
-        })
-        .map(PyArray::from);
     };
     let target = device_of(device).unwrap_or(array.device());
     let dtype = dtype.map_or(array.dtype(), |d| d.0);
