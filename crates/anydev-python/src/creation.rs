@@ -10,7 +10,7 @@ use crate::dlpack;
 use crate::dtype::{with_element, PyDType};
 use crate::errors::{compute, to_py};
 use crate::info::{creation_device, default_dtype, Kind};
-use crate::operand::{array_arg, weak_scalar};
+use crate::operand::{array_arg, is_numpy_scalar, weak_scalar};
 use anydev::{result_type, Array, DType, Device, Element, Error, Indexing, Scalar, Spec, Weak};
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -59,9 +59,20 @@ fn shape_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 fn scalar_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Weak> {
     weak_scalar(obj)?.ok_or_else(|| {
         PyTypeError::new_err(format!(
-            "{what} must be a Python bool, int, float or complex, not {obj}"
+            "{what} must be a Python (or NumPy) bool, int, float or complex, not {obj}"
         ))
     })
+}
+
+/// The dtype of a NumPy scalar (which is a buffer of one element).
+fn numpy_scalar_dtype(obj: &Bound<'_, PyAny>) -> PyResult<PyDType> {
+    match buffer::read(obj) {
+        Ok(Some(b)) => Ok(PyDType(b.dtype)),
+        _ => Err(PyTypeError::new_err(format!(
+            "fill_value {} has no anydev dtype; pass dtype=",
+            obj.repr()?
+        ))),
+    }
 }
 
 /// How deep `asarray` follows nested sequences.
@@ -397,6 +408,11 @@ fn full(
     device: Option<PyDevice>,
 ) -> PyResult<PyArray> {
     let (shape, value) = (shape_arg(shape)?, scalar_arg(fill_value, "fill_value")?);
+    // A NumPy scalar brings its dtype, as in `np.full`.
+    let dtype = match dtype {
+        None if is_numpy_scalar(fill_value)? => Some(numpy_scalar_dtype(fill_value)?),
+        dtype => dtype,
+    };
     compute(py, || anydev::full(&shape, value, spec(dtype, device, kind_of(value))?)).map(PyArray::from)
 }
 

@@ -2,13 +2,16 @@
 //!
 //! Python scalars are NEP 50's weak scalars: they have no dtype and no
 //! device and take the array's (placement rule 4); the Rust array layer
-//! does the promotion and the range checks (`anydev::Weak`).
+//! does the promotion and the range checks (`anydev::Weak`). NumPy scalars
+//! count as the Python scalar of their kind, as PyTorch takes them:
+//! `np.float64` already is a `float`, and giving `np.float32` another rule
+//! would make `x * np.float32(0.5)` and `x * np.float64(0.5)` differ.
 
 use crate::array::PyArray;
 use anydev::{Arg, Array, Weak};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyComplex, PyComplexMethods, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyComplex, PyComplexMethods, PyDict, PyFloat, PyInt};
 
 /// An operand, the array borrowed from its Python object (which the
 /// caller's argument keeps alive); [`Operand::arg`] lends it to anydev.
@@ -34,9 +37,9 @@ impl Operand<'_> {
     }
 }
 
-/// A Python `bool`, `int`, `float` or `complex` as a weak scalar, or
-/// `None` for anything else. `bool` is tested first: it is an `int`
-/// subclass.
+/// A Python `bool`, `int`, `float` or `complex`, or a NumPy scalar, as a
+/// weak scalar, or `None` for anything else. `bool` is tested first: it is
+/// an `int` subclass.
 pub fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
     if obj.is_instance_of::<PyBool>() {
         Ok(Some(Weak::Bool(obj.extract()?)))
@@ -47,8 +50,38 @@ pub fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
     } else if let Ok(c) = obj.cast::<PyComplex>() {
         Ok(Some(Weak::Complex(c.real(), c.imag())))
     } else {
-        Ok(None)
+        numpy_scalar(obj)
     }
+}
+
+/// Whether `obj` is a NumPy scalar (`np.float32(1)`, `np.int64(3)`, ...).
+/// NumPy is looked up among the loaded modules, not imported: nothing can
+/// be a NumPy scalar before NumPy is loaded.
+pub fn is_numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let modules = obj.py().import("sys")?.getattr("modules")?;
+    match modules.cast::<PyDict>()?.get_item("numpy")? {
+        Some(numpy) => obj.is_instance(&numpy.getattr("generic")?),
+        None => Ok(false),
+    }
+}
+
+/// A NumPy scalar of a numeric or boolean dtype as the Python scalar of
+/// its kind; `None` for anything else (dates, strings, other objects).
+fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
+    if !is_numpy_scalar(obj)? {
+        return Ok(None);
+    }
+    let kind: String = obj.getattr("dtype")?.getattr("kind")?.extract()?;
+    Ok(match kind.as_str() {
+        "b" => Some(Weak::Bool(obj.is_truthy()?)),
+        "i" | "u" => Some(Weak::Int(obj.extract()?)),
+        "f" => Some(Weak::Float(obj.extract()?)),
+        "c" => Some(Weak::Complex(
+            obj.getattr("real")?.extract()?,
+            obj.getattr("imag")?.extract()?,
+        )),
+        _ => None,
+    })
 }
 
 /// An array or a Python scalar, or `None` for anything else (operators
@@ -65,7 +98,7 @@ pub fn operand<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Option<Operand<'a>>> {
 pub fn required_operand<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Operand<'a>> {
     operand(obj)?.ok_or_else(|| {
         PyTypeError::new_err(format!(
-            "expected an anydev array or a Python bool, int, float or complex, got {}",
+            "expected an anydev array or a Python (or NumPy) bool, int, float or complex, got {}",
             type_name(obj)
         ))
     })

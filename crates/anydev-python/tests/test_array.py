@@ -115,6 +115,38 @@ def test_a_python_scalar_out_of_the_dtypes_range_is_an_error(device):
         x + 300
 
 
+def test_numpy_scalars_act_as_python_scalars_of_their_kind(device):
+    needs_dtype(device, xp.float32, xp.uint8)
+    a = np.array([1.0, 2.0, 4.0], dtype=np.float32)
+    x = xp.asarray(a, device=device)
+    for s in (np.float16(0.5), np.float32(0.5), np.float64(0.5), np.int8(3), np.uint64(3), np.bool_(True)):
+        for op in (operator.add, operator.mul, operator.truediv, operator.lt):
+            left, right = op(x, s), op(s, x)
+            assert left.dtype == op(x, float(s)).dtype and left.device == device
+            np.testing.assert_allclose(host(left), op(a, a.dtype.type(s)), rtol=1e-6)
+            np.testing.assert_allclose(host(right), op(a.dtype.type(s), a), rtol=1e-6)
+    assert xp.result_type(x, np.float64(1)) == xp.float32
+    small = xp.asarray([1, 2], dtype=xp.uint8, device=device)
+    with pytest.raises(TypeError, match="300"):
+        small + np.int64(300)
+    assert host(xp.where(x > 1, x, np.float32(-1))).tolist() == [-1.0, 2.0, 4.0]
+    x[0] = np.int16(7)
+    assert host(x)[0] == 7
+    with pytest.raises(TypeError, match="datetime64"):
+        xp.maximum(x, np.datetime64("2020-01-01"))
+
+
+def test_full_with_a_numpy_scalar_takes_its_dtype(device):
+    for s in (np.float32(1.5), np.int16(-3), np.uint8(7), np.bool_(True)):
+        needs_dtype(device, getattr(xp, s.dtype.name))
+        f = xp.full((2,), s, device=device)
+        assert f.dtype.name == s.dtype.name
+        np.testing.assert_array_equal(host(f), np.full((2,), s))
+    assert xp.full((2,), np.float32(1.5), dtype=xp.int32, device=device).dtype == xp.int32
+    with pytest.raises(TypeError, match="no anydev dtype"):
+        xp.full((2,), np.longdouble(1), device=device)
+
+
 def test_in_place_operators_write_into_the_array(device):
     x = xp.asarray([1.0, 2.0], device=device)
     y = x
