@@ -117,20 +117,15 @@ pub fn take(x: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
         }
     };
     let len = x.shape()[axis];
-    let mut values = indices.astype(DType::I64)?.to_vec::<i64>()?;
     let mut changed = indices.dtype() != DType::I64;
-    for v in &mut values {
-        let pos = if *v < 0 { *v + len as i64 } else { *v };
-        if !(0..len as i64).contains(&pos) {
-            return Err(Error::IndexOutOfBounds {
-                op: op.into(),
-                index: *v,
-                len,
-            });
-        }
-        changed |= pos != *v;
-        *v = pos;
-    }
+    let values = exact_indices(indices)?
+        .into_iter()
+        .map(|v| {
+            let pos = position(op, v, len)?;
+            changed |= i128::from(pos) != v;
+            Ok(pos)
+        })
+        .collect::<Result<Vec<i64>>>()?;
     let normalised;
     let indices = if changed {
         normalised = crate::transfer::upload(x.ctx(), DType::I64, &[values.len()], &crate::element::to_bytes(&values))?;
@@ -189,23 +184,55 @@ pub(crate) fn positions_in(op: &str, indices: &Array, len: usize) -> Result<Arra
             reason: "indices must be integers".into(),
         });
     }
-    let idx = indices.astype(DType::I64)?;
-    if idx.size() > 0 {
+    // `uint64` indices are checked as they are: in `i64` the large ones
+    // would wrap to negative positions that count from the end.
+    let checked = match indices.dtype() {
+        DType::U64 => indices.clone(),
+        _ => indices.astype(DType::I64)?,
+    };
+    if indices.size() > 0 {
         for extreme in [
-            crate::min(&idx, crate::ALL, false)?,
-            crate::max(&idx, crate::ALL, false)?,
+            crate::min(&checked, crate::ALL, false)?,
+            crate::max(&checked, crate::ALL, false)?,
         ] {
-            let v = extreme.to_scalar::<i64>()?;
-            if v < -(len as i64) || v >= len as i64 {
-                return Err(Error::IndexOutOfBounds {
-                    op: op.into(),
-                    index: v,
-                    len,
-                });
-            }
+            position(op, exact_indices(&extreme)?[0], len)?;
         }
     }
+    // In range, so every index fits in `i64`.
+    let idx = checked.astype(DType::I64)?;
     crate::where_(&idx.less(0)?, &idx.add(len as i64)?, &idx)
+}
+
+/// Integer `indices` read back without wrapping: a `uint64` index past
+/// `i64::MAX` stays the large positive number it is rather than turning
+/// into a negative one that would count from the end.
+fn exact_indices(indices: &Array) -> Result<Vec<i128>> {
+    Ok(if indices.dtype() == DType::U64 {
+        indices.to_vec::<u64>()?.into_iter().map(i128::from).collect()
+    } else {
+        indices
+            .astype(DType::I64)?
+            .to_vec::<i64>()?
+            .into_iter()
+            .map(i128::from)
+            .collect()
+    })
+}
+
+/// The position in an axis of length `len` that `index` names (negative
+/// counts from the end), or `IndexOutOfBounds`.
+fn position(op: &str, index: i128, len: usize) -> Result<i64> {
+    let len = len as i128;
+    let pos = if index < 0 { index + len } else { index };
+    if (0..len).contains(&pos) {
+        Ok(pos as i64)
+    } else {
+        Err(Error::IndexOutOfBounds {
+            op: op.into(),
+            index,
+            len: len as usize,
+        })
+    }
 }
 
 /// `take` with `i64` indices already known to be in range.

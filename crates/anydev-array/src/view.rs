@@ -272,7 +272,7 @@ impl Array {
                     if !(0..n as isize).contains(&pos) {
                         return Err(Error::IndexOutOfBounds {
                             op: op.into(),
-                            index: i as i64,
+                            index: i as i128,
                             len: n,
                         });
                     }

@@ -282,7 +282,7 @@ fn take_checks_indices_on_the_host() {
         let idx = Array::from_slice(&[0, bad], &[2], ()).unwrap();
         let err = x.take(&idx, Some(1)).unwrap_err();
         assert!(
-            matches!(err, Error::IndexOutOfBounds { index, len: 3, .. } if index == bad),
+            matches!(err, Error::IndexOutOfBounds { index, len: 3, .. } if index == i128::from(bad)),
             "{err:?}"
         );
     }

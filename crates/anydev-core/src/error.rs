@@ -60,7 +60,7 @@ pub enum Error {
     InvalidAxis { op: String, axis: isize, ndim: usize },
 
     #[error("{op}: index {index} is out of bounds for an axis of length {len}")]
-    IndexOutOfBounds { op: String, index: i64, len: usize },
+    IndexOutOfBounds { op: String, index: i128, len: usize },
 
     #[error("{op}: {message}")]
     InvalidArgument { op: String, message: String },

@@ -20,6 +20,12 @@ pub fn cases() -> Vec<Case> {
     };
     vec![
         gather(Case::new("indexing::integer_arrays", integer_arrays)).checks_indices(),
+        gather(Case::new("indexing::uint64_indices_do_not_wrap", uint64_indices))
+            .checks_indices()
+            .needs(Need::DType(DType::U64))
+            .needs(Need::Op(OpCode::Reduce(ReduceOp::Min), Some(DType::U64)))
+            .needs(Need::Op(OpCode::Reduce(ReduceOp::Max), Some(DType::U64)))
+            .needs(Need::Op(OpCode::Cast, Some(DType::U64))),
         gather(Case::new("indexing::boolean_masks", boolean_masks))
             .needs(Need::Op(OpCode::Nonzero, Some(DType::Bool)))
             .needs(Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::I64)))
@@ -83,6 +89,52 @@ fn integer_arrays(ctx: &CaseCtx) -> Result<(), Failure> {
         matches!(e, Error::InvalidDType { .. })
     })?;
     Ok(())
+}
+
+/// `uint64` indices past `i64::MAX` are out of range, not negative
+/// positions counting from the end (`2^64 - 1` is not `-1`), in every
+/// operation that takes integer indices; smaller ones index as usual.
+fn uint64_indices(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (dtype, dev) = (ctx.dtype(), ctx.device);
+    let v = ramp(4);
+    let x = r::array(&v, &[4], dtype, dev)?;
+    let ok = Array::from_slice(&[3u64, 0], &[2], dev)?;
+    check_array("x[u64 [3, 0]]", &[2], &[3.0, 0.0], &x.index_arrays(&[&ok])?)?;
+    check_array(
+        "take(x, u64 [3, 0])",
+        &[2],
+        &[3.0, 0.0],
+        &anydev_array::take(&x, &ok, None)?,
+    )?;
+    for big in [u64::MAX, u64::MAX - 1, 1 << 63] {
+        let bad = Array::from_slice(&[0, big], &[2], dev)?;
+        let named = |e: &Error| matches!(e, Error::IndexOutOfBounds { index, len: 4, .. } if *index == i128::from(big));
+        expect_err(
+            format!("x[u64 {big}]"),
+            "IndexOutOfBounds",
+            x.index_arrays(&[&bad]),
+            named,
+        )?;
+        expect_err(
+            format!("take(x, u64 {big})"),
+            "IndexOutOfBounds",
+            anydev_array::take(&x, &bad, None),
+            named,
+        )?;
+        expect_err(
+            format!("take_along_axis(x, u64 {big})"),
+            "IndexOutOfBounds",
+            anydev_array::take_along_axis(&x, &bad, 0),
+            named,
+        )?;
+        expect_err(
+            format!("x[u64 {big}] = 1"),
+            "IndexOutOfBounds",
+            x.assign_arrays(&[&bad], 1),
+            named,
+        )?;
+    }
+    check_array("x after refused writes", &[4], &v, &x)
 }
 
 fn boolean_masks(ctx: &CaseCtx) -> Result<(), Failure> {
