@@ -280,9 +280,20 @@ typedef struct AnydevVersion {
   uint16_t minor;
 } AnydevVersion;
 
-/* A versioned struct T, zeroed, with struct_size = sizeof(T) as compiled
- * (C99 compound literal):  AnydevMemoryStats s = ANYDEV_STRUCT_INIT(AnydevMemoryStats); */
+/* A versioned struct T, zeroed, with struct_size = sizeof(T) as compiled:
+ *   AnydevMemoryStats s = ANYDEV_STRUCT_INIT(AnydevMemoryStats);
+ * A C99 compound literal in C; C++ has none, so there it is a
+ * value-initialised T returned from a lambda (C++11). */
+#ifdef __cplusplus
+#define ANYDEV_STRUCT_INIT(T)                 \
+  ([] {                                       \
+    T anydev_init_value_{};                   \
+    anydev_init_value_.struct_size = sizeof(T); \
+    return anydev_init_value_;                \
+  }())
+#else
 #define ANYDEV_STRUCT_INIT(T) ((T){.struct_size = sizeof(T)})
+#endif
 /* Whether the versioned struct at ptr (of type T) was written with `field`:
  * its struct_size covers the whole field. Read a field only when true. */
 #define ANYDEV_HAS_FIELD(ptr, T, field) \
@@ -665,7 +676,7 @@ typedef struct AnydevPluginApi {
   AnydevStatus (*device_capabilities)(AnydevContext *context, AnydevDevice *device,
                                       AnydevAttributeList *out);
   /* REQUIRED. *out_supported = 1 when op_code is implemented for dtype_code (the op's
-   * support dtype: primary input, or output for fill/arange/random). The answer for a
+   * support dtype: first input, x for WHERE, output for fill/arange/random). The answer for a
    * device, op and dtype must not change while the context lives: the host asks once
    * and remembers it (a failed call is asked again). */
   AnydevStatus (*op_supported)(AnydevContext *context, AnydevDevice *device, uint32_t op_code,

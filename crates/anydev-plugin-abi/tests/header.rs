@@ -247,3 +247,44 @@ fn header_and_docs_list_every_standard_capability() {
         assert!(docs.contains(&format!("`{key}`")), "docs/plugins.md lacks `{key}`");
     }
 }
+
+/// The docs offer the header to C++ plugins too: it compiles as strict
+/// C++11 and C++20, and its macros work there (C++ has no compound
+/// literals, so `ANYDEV_STRUCT_INIT` has a C++ form).
+#[test]
+fn header_macros_work_in_cpp() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = support::scratch("cpp");
+    let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    for standard in ["c++11", "c++20"] {
+        let exe = dir.join(format!("struct_init_{standard}"));
+        let compiler = cc::Build::new()
+            .cpp(true)
+            .cargo_metadata(false)
+            .target(&triple)
+            .host(&triple)
+            .opt_level(0)
+            .get_compiler();
+        let built = compiler
+            .to_command()
+            .args([&format!("-std={standard}"), "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I"])
+            .arg(root.join("include"))
+            .arg(root.join("tests/cpp/struct_init.cpp"))
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("run the C++ compiler");
+        assert!(
+            built.status.success(),
+            "{standard}: {}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let ran = std::process::Command::new(&exe).output().expect("run the C++ program");
+        assert!(ran.status.success(), "{standard}: the program failed");
+        let want = format!(
+            "struct_size {}\nzeroed 1\nhas peak 1\nhas peak when shorter 0\n",
+            size_of::<AnydevMemoryStats>()
+        );
+        assert_eq!(String::from_utf8_lossy(&ran.stdout), want, "{standard}");
+    }
+}
