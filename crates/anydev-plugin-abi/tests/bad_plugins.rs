@@ -275,6 +275,16 @@ fn missing_required_calls_are_listed_at_load() {
     let rt = runtime(&[], Some(&format!("nocaps:{}", lib.display())));
     let reason = failure(&rt, "nocaps");
     assert!(reason.contains("lacks required calls: device_capabilities"), "{reason}");
+    // Every defect of the table is named at once, not the first only.
+    let lib = c_plugin(
+        "no_caps_no_events",
+        &[("TEST_NO_CAPABILITIES", "1"), ("TEST_NO_EVENTS", "1")],
+    );
+    let rt = runtime(&[], Some(&format!("twogaps:{}", lib.display())));
+    let reason = failure(&rt, "twogaps");
+    for needle in ["lacks required calls: device_capabilities", "lacks event_record", "all eight or none"] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
 }
 
 /// Runs `lhs + lhs` on device `dev` of `rt`.

@@ -118,24 +118,32 @@ impl Table {
         let required = self.missing(REQUIRED_CALLS);
         let stream = self.missing_from_group(STREAM_CALLS);
         let collective = self.missing_from_group(COLLECTIVE_CALLS);
-        let what = if !required.is_empty() {
-            format!("lacks required calls: {}", required.join(", "))
-        } else if !stream.is_empty() {
-            format!(
+        // Every defect at once, so a vendor fixes the table in one pass.
+        let mut defects = Vec::new();
+        if !required.is_empty() {
+            defects.push(format!("lacks required calls: {}", required.join(", ")));
+        }
+        if !stream.is_empty() {
+            defects.push(format!(
                 "has some stream and event calls but lacks {} (all eight or none)",
                 stream.join(", ")
-            )
-        } else if !collective.is_empty() {
-            format!(
+            ));
+        }
+        if !collective.is_empty() {
+            defects.push(format!(
                 "has some collective calls but lacks {} (ABI 1.6: all five or none)",
                 collective.join(", ")
-            )
-        } else {
+            ));
+        }
+        if defects.is_empty() {
             return Ok(());
-        };
+        }
         Err(format!(
-            "the function table (ABI {}.{}, {} bytes) {what}",
-            self.version.major, self.version.minor, self.declared_size
+            "the function table (ABI {}.{}, {} bytes) {}",
+            self.version.major,
+            self.version.minor,
+            self.declared_size,
+            defects.join("; it ")
         ))
     }
 
