@@ -8,7 +8,8 @@
 mod support;
 
 use anydev_array::{from_slice, Device, Runtime, RuntimeGuard};
-use anydev_core::BackendStatus;
+use anydev_core::ops::{BinaryOp, OpCode};
+use anydev_core::{BackendStatus, DType, Error};
 use support::*;
 
 fn device(text: &str) -> Device {
@@ -61,6 +62,22 @@ fn a_synchronous_plugin_without_streams_runs_copies_and_frees() {
 #[test]
 fn an_asynchronous_plugin_without_streams_runs_copies_and_frees() {
     add_move_and_free("nostreams_async", &[("TEST_NO_STREAMS", "1"), ("TEST_ASYNC", "1")]);
+}
+
+#[test]
+fn without_execute_the_device_supports_no_op_whatever_op_supported_says() {
+    let rt = two_device_runtime("noexec", &[("TEST_NO_EXECUTE", "1")]);
+    let _guard = RuntimeGuard::new(rt);
+    let dev = device("noexec:0");
+    let backend = rt.backend(dev).unwrap();
+    for op in [OpCode::Binary(BinaryOp::Add), OpCode::Copy, OpCode::Fill] {
+        assert!(!backend.supports(0, op, DType::F32), "{op:?}");
+    }
+    // Data still moves through the copy calls; ops are refused up front.
+    let a = from_slice(&[1.0f32, 2.0], &[2], dev).unwrap();
+    assert_eq!(a.to_device(device("noexec:1")).unwrap().to_vec::<f32>().unwrap(), [1.0, 2.0]);
+    let err = anydev_array::add(&a, &a).unwrap_err();
+    assert!(matches!(err, Error::Unsupported { .. }), "{err}");
 }
 
 /// Copies the first half of a buffer over its second half, on one device.

@@ -251,6 +251,10 @@ impl Instance {
     }
 
     pub fn op_supported(&self, index: usize, op: u32, dtype: u32) -> Result<bool, CallError> {
+        // Without `execute` the device runs no op, whatever it answers.
+        if self.table.api.execute.is_none() {
+            return Ok(false);
+        }
         let mut out = 0u8;
         self.call("op_supported", self.table.api.op_supported, |f| {
             // SAFETY: live context and device; the out-pointer is a local.

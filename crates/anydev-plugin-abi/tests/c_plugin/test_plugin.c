@@ -40,6 +40,8 @@
  *   TEST_NULL_STREAM          stream_create returns success but no stream
  *   TEST_NULL_EVENT           event_record returns success but no event
  *   TEST_NO_D2D               leave copy_device_to_device NULL
+ *   TEST_NO_EXECUTE           leave execute NULL (op_supported still says
+ *                             yes to fill, copy and add)
  *   TEST_NO_MESSAGE           error_message returns NULL
  *
  * Unless TEST_NO_EXTENSIONS, the device implements one named extension op
@@ -547,7 +549,11 @@ static const AnydevPluginApi api = {
     .copy_device_to_device = copy_d2d,
 #endif
     .fill = fill_bytes,
+#ifdef TEST_NO_EXECUTE
+    .execute = 0 ? execute : NULL, /* NULL, with execute still used */
+#else
     .execute = execute,
+#endif
 #ifdef TEST_SIGNATURE_NO_ADD
     .op_supported_signature = op_supported_signature,
 #endif
