@@ -282,7 +282,11 @@ fn missing_required_calls_are_listed_at_load() {
     );
     let rt = runtime(&[], Some(&format!("twogaps:{}", lib.display())));
     let reason = failure(&rt, "twogaps");
-    for needle in ["lacks required calls: device_capabilities", "lacks event_record", "all eight or none"] {
+    for needle in [
+        "lacks required calls: device_capabilities",
+        "lacks event_record",
+        "all eight or none",
+    ] {
         assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
     }
 }

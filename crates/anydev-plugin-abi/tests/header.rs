@@ -267,7 +267,14 @@ fn header_macros_work_in_cpp() {
             .get_compiler();
         let built = compiler
             .to_command()
-            .args([&format!("-std={standard}"), "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I"])
+            .args([
+                &format!("-std={standard}"),
+                "-Wall",
+                "-Wextra",
+                "-Wpedantic",
+                "-Werror",
+                "-I",
+            ])
             .arg(root.join("include"))
             .arg(root.join("tests/cpp/struct_init.cpp"))
             .arg("-o")

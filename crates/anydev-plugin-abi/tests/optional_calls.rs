@@ -75,7 +75,10 @@ fn without_execute_the_device_supports_no_op_whatever_op_supported_says() {
     }
     // Data still moves through the copy calls; ops are refused up front.
     let a = from_slice(&[1.0f32, 2.0], &[2], dev).unwrap();
-    assert_eq!(a.to_device(device("noexec:1")).unwrap().to_vec::<f32>().unwrap(), [1.0, 2.0]);
+    assert_eq!(
+        a.to_device(device("noexec:1")).unwrap().to_vec::<f32>().unwrap(),
+        [1.0, 2.0]
+    );
     let err = anydev_array::add(&a, &a).unwrap_err();
     assert!(matches!(err, Error::Unsupported { .. }), "{err}");
 }
