@@ -6,6 +6,7 @@
 //! table printed here (and kept in `docs/accuracy.md`) is what the tests
 //! check. The exit status is a failure when a function exceeds its bound.
 
+use crate::output::{out, outln};
 use anydev::Device;
 use anydev_testing::cases::accuracy::{self, Measured};
 use serde::Serialize;
@@ -98,9 +99,15 @@ pub fn main(args: Args) -> ExitCode {
     };
     let text = !args.json && !args.markdown;
     if text {
-        println!(
+        outln!(
             "{:<8} {:<5} {:<11} {:>6} {:>10} {:>5} {:>10}  worst input",
-            "device", "dtype", "op", "points", "max ulps", "bound", "mismatches"
+            "device",
+            "dtype",
+            "op",
+            "points",
+            "max ulps",
+            "bound",
+            "mismatches"
         );
     }
     let mut rows = Vec::new();
@@ -121,7 +128,7 @@ pub fn main(args: Args) -> ExitCode {
                         let row = Row::new(device, m);
                         failed |= !row.within_bound;
                         if text {
-                            println!("{}", row.to_line());
+                            outln!("{}", row.to_line());
                         }
                         rows.push(row);
                     }
@@ -134,9 +141,9 @@ pub fn main(args: Args) -> ExitCode {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
+        outln!("{}", serde_json::to_string_pretty(&rows).expect("rows serialise"));
     } else if args.markdown {
-        print!("{}", markdown(&rows));
+        out!("{}", markdown(&rows));
     }
     if failed {
         ExitCode::FAILURE

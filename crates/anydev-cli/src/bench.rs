@@ -13,6 +13,7 @@ mod cases;
 mod measure;
 mod report;
 
+use crate::output::outln;
 use anydev::capability::keys;
 use anydev::{Device, Result, Runtime};
 use anydev_core::Backend;
@@ -104,11 +105,11 @@ pub fn main(args: Args) -> ExitCode {
     };
     let print = |row: &Row| {
         if !args.json {
-            println!("{}", row.to_line());
+            outln!("{}", row.to_line());
         }
     };
     if !args.json {
-        println!("{}", Row::header());
+        outln!("{}", Row::header());
     }
     let mut failed = false;
     for device in devices {
@@ -121,7 +122,7 @@ pub fn main(args: Args) -> ExitCode {
         report.devices.push(summary);
     }
     if args.json {
-        println!("{}", report.to_json());
+        outln!("{}", report.to_json());
     }
     if failed {
         ExitCode::FAILURE

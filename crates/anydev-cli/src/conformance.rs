@@ -6,6 +6,7 @@
 //! hidden `--worker` flag, so that a plugin that crashes fails the case it
 //! crashed in and the run goes on (see `anydev_testing::isolated`).
 
+use crate::output::{out, outln};
 use anydev_testing::conformance::Selection;
 use anydev_testing::isolated;
 use std::path::PathBuf;
@@ -49,9 +50,9 @@ pub fn main(args: Args) -> ExitCode {
     }
     let report = isolated::supervise(&args.path, &|resume_after| worker_command(&args, resume_after));
     if args.json {
-        println!("{}", report.to_json());
+        outln!("{}", report.to_json());
     } else {
-        print!("{}", report.to_text());
+        out!("{}", report.to_text());
     }
     if report.success() {
         ExitCode::SUCCESS

@@ -4,9 +4,11 @@ mod accuracy;
 mod bench;
 mod conformance;
 mod info;
+mod output;
 mod probe;
 
 use clap::{Parser, Subcommand};
+use output::{out, outln};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -73,9 +75,9 @@ fn run(cli: Cli) -> ExitCode {
         Command::Info { json, .. } => {
             let report = info::Report::collect(anydev::runtime());
             if json {
-                println!("{}", report.to_json());
+                outln!("{}", report.to_json());
             } else {
-                print!("{}", report.to_text());
+                out!("{}", report.to_text());
             }
             // A default device that cannot be used is an error for scripts;
             // a failed optional backend is not.

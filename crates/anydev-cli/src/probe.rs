@@ -7,6 +7,7 @@
 //! initialised and asked for its devices' properties and capabilities by
 //! this program run again with the hidden `--probe-plugin NAME`.
 
+use crate::output::outln;
 use anydev_core::plugin::{self, Entry, PluginConfig};
 use anydev_core::{Runtime, RuntimeConfig};
 use std::process::{Command, ExitCode};
@@ -34,7 +35,7 @@ pub fn probe_all() -> ExitCode {
     let mut died = false;
     for entry in discovered() {
         let Entry::Plugin(spec) = &entry else {
-            println!("{:<12} not loaded  (see anydev info)", name_of(&entry));
+            outln!("{:<12} not loaded  (see anydev info)", name_of(&entry));
             continue;
         };
         let output = Command::new(&exe).args(["info", "--probe-plugin", &spec.name]).output();
@@ -56,7 +57,7 @@ pub fn probe_all() -> ExitCode {
             }
             Err(e) => format!("unprobed    cannot run {}: {e}", exe.display()),
         };
-        println!("{:<12} {line}", spec.name);
+        outln!("{:<12} {line}", spec.name);
     }
     if died {
         ExitCode::FAILURE
@@ -69,7 +70,7 @@ pub fn probe_all() -> ExitCode {
 /// and prints its status. A crash here is what the parent reports.
 pub fn probe_one(name: &str) -> ExitCode {
     let Some(entry) = discovered().into_iter().find(|e| name_of(e) == name) else {
-        println!("unknown     no plugin named {name} is discovered");
+        outln!("unknown     no plugin named {name} is discovered");
         return ExitCode::SUCCESS;
     };
     let runtime = Runtime::new(vec![plugin::provider(entry)], RuntimeConfig::default());
@@ -80,8 +81,8 @@ pub fn probe_one(name: &str) -> ExitCode {
     }
     let status = runtime.backends()[0].status();
     match status.reason() {
-        Some(reason) => println!("{:<11} {reason}", status.label()),
-        None => println!("{:<11} {} device(s)", status.label(), runtime.devices().len()),
+        Some(reason) => outln!("{:<11} {reason}", status.label()),
+        None => outln!("{:<11} {} device(s)", status.label(), runtime.devices().len()),
     }
     ExitCode::SUCCESS
 }

@@ -56,3 +56,22 @@ fn anydev_backends_disables_the_rest() {
     assert_eq!(cpu["status"], "disabled");
     assert!(json["problems"][0].as_str().unwrap().contains("nothing"));
 }
+
+/// `anydev info | head -1` and the like: a reader that has gone away ends
+/// the command quietly and successfully, not with a panic.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    for args in [&["info"][..], &["info", "--json"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_anydev"))
+            .args(args)
+            .env_remove("ANYDEV_DEVICE")
+            .stdout(writer.try_clone().expect("clone the pipe's end"))
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?}\n{stderr}", out.status);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
