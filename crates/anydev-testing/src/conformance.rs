@@ -372,11 +372,19 @@ fn spec_for(path: &Path) -> Result<(PluginSpec, KnownFailures), String> {
     ))
 }
 
-/// `libanydev_sim.so` → `sim`, `libctest.so` → `ctest`.
+/// The device kind of a plugin library given without a manifest: its file
+/// name without the `lib` prefix, the library suffix (and a version after
+/// it, `libfoo.so.1`), and an `anydev_` or `anydev-` prefix, lower-cased,
+/// with every character other than a letter or digit as `_`:
+/// `libanydev_sim.so` → `sim`, `libAcme-NPU.so.2` → `acme_npu`.
 pub fn kind_from_file(path: &Path) -> String {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("plugin");
-    let stem = stem.strip_prefix(std::env::consts::DLL_PREFIX).unwrap_or(stem);
-    let stem = stem.strip_prefix("anydev_").unwrap_or(stem);
+    let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("plugin");
+    let name = name.strip_prefix(std::env::consts::DLL_PREFIX).unwrap_or(name);
+    let suffix = std::env::consts::DLL_SUFFIX;
+    let stem = name
+        .match_indices(suffix)
+        .find(|&(at, _)| name[at + suffix.len()..].is_empty() || name[at + suffix.len()..].starts_with('.'))
+        .map_or(name, |(at, _)| &name[..at]);
     let kind: String = stem
         .chars()
         .map(|c| {
@@ -387,6 +395,7 @@ pub fn kind_from_file(path: &Path) -> String {
             }
         })
         .collect();
+    let kind = kind.strip_prefix("anydev_").map(str::to_owned).unwrap_or(kind);
     if kind.starts_with(|c: char| c.is_ascii_alphabetic()) {
         kind
     } else {
@@ -403,6 +412,13 @@ mod tests {
         let lib = |s: &str| format!("/x/{}{s}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
         assert_eq!(kind_from_file(Path::new(&lib("anydev_sim"))), "sim");
         assert_eq!(kind_from_file(Path::new(&lib("ctest_broken-add"))), "ctest_broken_add");
+        assert_eq!(kind_from_file(Path::new(&lib("anydev-Acme"))), "acme");
+        assert_eq!(kind_from_file(Path::new(&lib("42"))), "p42");
+        if cfg!(target_os = "linux") {
+            assert_eq!(kind_from_file(Path::new("/x/libacme.so.1")), "acme");
+            assert_eq!(kind_from_file(Path::new("/x/libacme.so.1.2")), "acme");
+            assert_eq!(kind_from_file(Path::new("/x/libacme.solver.so")), "acme_solver");
+        }
     }
 
     #[test]
