@@ -70,10 +70,17 @@ impl Summary {
 }
 
 impl Report {
-    /// An empty report for the plugin at `path`.
+    /// An empty report for the plugin at `path`, named as far as the path
+    /// tells (the manifest's own name replaces it once it is read).
     pub fn new(path: &Path) -> Report {
+        let plugin = if path.extension().is_some_and(|e| e == "json") {
+            path.file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+        } else {
+            kind_from_file(path)
+        };
         Report {
-            plugin: String::new(),
+            plugin,
             library: path.display().to_string(),
             devices: Vec::new(),
             error: None,

@@ -203,6 +203,11 @@ fn a_missing_plugin_is_an_error_not_an_empty_pass() {
         .as_deref()
         .unwrap_or("")
         .contains("/nonexistent/libnothing.so"));
+    // The report still says which plugin it is about.
+    assert_eq!(report.plugin, "nothing");
+    assert!(report
+        .to_text()
+        .starts_with("plugin nothing (library /nonexistent/libnothing.so)"));
 }
 
 /// Writes `dir/<name>.json`, a manifest for `library` with `options`.
