@@ -48,6 +48,35 @@ fn a_file_that_is_not_a_shared_library_fails() {
     assert!(reason.contains("libjunk.so"), "{reason}");
 }
 
+/// A library for another processor: the system loader's message names no
+/// architecture (glibc says the file does not exist), so the reason does.
+#[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[test]
+fn a_library_for_another_processor_fails_naming_both_architectures() {
+    let dir = scratch("wrong-arch");
+    let mut elf = std::fs::read(good_plugin()).unwrap();
+    // e_machine, little-endian on both hosts: AArch64 on x86-64 and back.
+    let (other, here, theirs) = if cfg!(target_arch = "x86_64") {
+        (183u16, "x86-64", "AArch64")
+    } else {
+        (62u16, "AArch64", "x86-64")
+    };
+    elf[18..20].copy_from_slice(&other.to_le_bytes());
+    std::fs::write(dir.join("libforeign.so"), elf).unwrap();
+    manifest(&dir, "foreign.json", "foreign", Path::new("libforeign.so"), "");
+    let rt = runtime(&[&dir], None);
+    let reason = failure(&rt, "foreign");
+    for needle in [
+        "cannot be loaded as a shared library",
+        "built for",
+        theirs,
+        here,
+        "libforeign.so",
+    ] {
+        assert!(reason.contains(needle), "{needle:?} missing from: {reason}");
+    }
+}
+
 #[test]
 fn a_library_without_the_entry_symbol_fails() {
     let lib = c_plugin("no_entry", &[("TEST_NO_ENTRY", "1")]);

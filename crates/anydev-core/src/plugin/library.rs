@@ -213,8 +213,10 @@ pub fn load(path: &Path) -> Result<Table, String> {
     // A name without a `/` would make the dynamic loader search the system's
     // library path instead of opening this file.
     let path = std::path::absolute(path).map_err(|e| format!("the library path cannot be resolved: {e}"))?;
-    let library =
-        open_library(&path).map_err(|e| format!("cannot be loaded as a shared library: {}", with_sources(&e)))?;
+    let library = open_library(&path).map_err(|e| {
+        let why = super::architecture::mismatch(&path).map_or_else(String::new, |m| format!(" ({m})"));
+        format!("cannot be loaded as a shared library{why}: {}", with_sources(&e))
+    })?;
     // SAFETY: the symbol, if present, has the entry point's documented type
     // (an ABI requirement); the pointer is used while the library is loaded,
     // which is forever (it is leaked below).

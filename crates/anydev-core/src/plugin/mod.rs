@@ -11,6 +11,7 @@
 //! devices returns that reason. One broken plugin never affects another.
 
 mod adapter;
+mod architecture;
 mod comm;
 mod discovery;
 mod instance;
