@@ -125,8 +125,13 @@ pub fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
     if x2.size() == 0 {
         return filled(ctx, DType::Bool, x1.shape(), Scalar::Bool(invert));
     }
-    let haystack = sort(&x2.flatten()?.astype(dtype)?, 0, Order::Ascending)?;
     let needles = x1.flatten()?.astype(dtype)?;
+    if dtype.is_complex() {
+        let found = isin_unordered(&x2.flatten()?.astype(dtype)?, &needles)?;
+        let found = if invert { found.logical_not()? } else { found };
+        return found.reshape_to(x1.shape());
+    }
+    let haystack = sort(&x2.flatten()?.astype(dtype)?, 0, Order::Ascending)?;
     // The first position not below each needle holds it if anything does.
     let last = haystack.size() as i64 - 1;
     let at = searchsorted(&haystack, &needles, Side::Left)?.minimum(last)?;
@@ -137,4 +142,23 @@ pub fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
         candidates.equal(&needles)?
     };
     found.reshape_to(x1.shape())
+}
+
+/// [`isin`] of 1-D `needles` in 1-D `haystack` of a complex dtype, which
+/// has no sort op to search: both are ordered together as the `unique_*`
+/// functions order them, and a needle is found when the run of equal
+/// values it falls in is led by a value of `haystack`. The order is
+/// stable and `haystack` comes first, so its values lead their runs.
+fn isin_unordered(haystack: &Array, needles: &Array) -> Result<Array> {
+    let combined = crate::concat(&[haystack, needles], Some(0))?;
+    let order = ascending(&combined)?;
+    let starts_run = run_starts(&take_checked(&combined, &order, 0)?)?;
+    // For every sorted position, the combined index of its run's leader.
+    let run = crate::cumulative_sum(&starts_run.astype(DType::I64)?, Some(0), false)?.subtract(1)?;
+    let leaders = take_checked(&order, &nonzero(&starts_run)?.remove(0).as_contiguous()?, 0)?;
+    let leader = take_checked(&leaders, &run, 0)?;
+    // Where each needle went in the order.
+    let h = haystack.size();
+    let placed = argsort(&order, 0, Order::Ascending)?.slice(&along(0, 1, SliceArg::from(h as isize..)))?;
+    take_checked(&leader, &placed.as_contiguous()?, 0)?.less(h as i64)
 }

@@ -440,6 +440,22 @@ def test_isin_with_a_python_scalar(device):
         xp.isin(1, 2)
 
 
+def test_isin_of_complex_arrays_agrees_with_numpy(device):
+    needs_dtype(device, xp.complex64)
+    rng = np.random.default_rng(7)
+    # Few distinct components, so that many needles are found; NaNs and
+    # both zeros among them.
+    parts = np.array([0.0, -0.0, 1.0, 2.5, np.nan], dtype=np.float32)
+    pick = lambda n: parts[rng.integers(0, len(parts), n)]
+    haystack = (pick(40) + 1j * pick(40)).astype(np.complex64)
+    needles = (pick(60) + 1j * pick(60)).astype(np.complex64).reshape(3, 4, 5)
+    x1, x2 = xp.asarray(needles, device=device), xp.asarray(haystack, device=device)
+    for invert in [False, True]:
+        want = np.isin(needles, haystack, invert=invert)
+        np.testing.assert_array_equal(host(xp.isin(x1, x2, invert=invert)), want, strict=True)
+    np.testing.assert_array_equal(host(xp.isin(x1, 1 + 2.5j)), np.isin(needles, 1 + 2.5j))
+
+
 def test_linalg_extension(device):
     a = np.arange(1.0, 10.0).reshape(3, 3)
     x = xp.asarray(a, device=device)

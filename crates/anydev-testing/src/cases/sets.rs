@@ -1,8 +1,8 @@
 //! The standard's set and indexing helpers composed in the array layer
 //! (`unique_all` and its two narrower forms, `isin`, `diff`,
 //! `take_along_axis`, `count_nonzero`, `unstack`), against references
-//! computed here by plain loops. `unique_all` runs on complex input too,
-//! ordered as NumPy orders it.
+//! computed here by plain loops. `unique_all` and `isin` run on complex
+//! input too, ordered as NumPy orders it.
 
 use super::complex::{carr, near};
 use crate::case::{check_eq, expect_err, Case, CaseCtx, Failure, Need};
@@ -38,8 +38,8 @@ pub fn cases() -> Vec<Case> {
     let i64_op = |op| Need::Op(op, Some(DType::I64));
     // Complex values are sorted by their components, in the real dtype:
     // one case per dtype, each needing its own component's ops.
-    let complex = [DType::C64, DType::C128].map(|dt| {
-        unique_needs(Case::new(format!("sets::unique_all_{dt}"), unique_all_complex).dtypes(&[dt]))
+    let complex_order = |case: Case, dt: DType| {
+        unique_needs(case.dtypes(&[dt]))
             .op(OpCode::Unary(UnaryOp::Real))
             .op(OpCode::Unary(UnaryOp::Imag))
             .ops_for(
@@ -48,6 +48,15 @@ pub fn cases() -> Vec<Case> {
             )
             .needs(i64_op(OpCode::Binary(BinaryOp::Multiply)))
             .needs(i64_op(OpCode::Binary(BinaryOp::Add)))
+    };
+    let complex = [DType::C64, DType::C128].into_iter().flat_map(|dt| {
+        [
+            complex_order(Case::new(format!("sets::unique_all_{dt}"), unique_all_complex), dt),
+            complex_order(Case::new(format!("sets::isin_{dt}"), isin_complex), dt)
+                .op(OpCode::Copy)
+                .needs(i64_op(OpCode::Binary(BinaryOp::Less)))
+                .needs(Need::Op(OpCode::Unary(UnaryOp::LogicalNot), Some(DType::Bool))),
+        ]
     });
     let mut cases = vec![
         unique_needs(Case::new("sets::unique_all", unique_all).dtypes(DTYPES)).op(OpCode::Argsort),
@@ -209,6 +218,50 @@ fn isin(ctx: &CaseCtx) -> Result<(), Failure> {
     check_array("isin(invert)", &[2, 4], &inverted, &ad::isin(&x1, &x2, true)?)?;
     let none = r::array(&[], &[0], dtype, dev)?;
     check_array("isin of nothing", &[2, 4], &[0.0; 8], &ad::isin(&x1, &none, false)?)
+}
+
+/// `isin` of complex values, which have no order to search in: equal
+/// values are found whatever the sign of their zeros, NaNs never are.
+fn isin_complex(ctx: &CaseCtx) -> Result<(), Failure> {
+    let (dtype, dev) = (ctx.dtype(), ctx.device);
+    let c = C::new;
+    let nan = f64::NAN;
+    let haystack = [
+        c(1.0, 2.0),
+        c(0.0, -0.0),
+        c(3.0, 1.0),
+        c(1.0, 2.0),
+        c(nan, 1.0),
+        c(-5.0, 0.5),
+    ];
+    let needles = [
+        c(1.0, 2.0),
+        c(2.0, 1.0),
+        c(-0.0, 0.0),
+        c(nan, 1.0),
+        c(-5.0, 0.5),
+        c(3.0, -1.0),
+        c(1.0, nan),
+        c(3.0, 1.0),
+    ];
+    let want: Vec<f64> = needles
+        .iter()
+        .map(|n| haystack.iter().any(|h| h == n) as u8 as f64)
+        .collect();
+    let (x1, x2) = (carr(&needles, &[2, 4], dtype, dev)?, carr(&haystack, &[6], dtype, dev)?);
+    check_array("isin", &[2, 4], &want, &ad::isin(&x1, &x2, false)?)?;
+    let inverted: Vec<f64> = want.iter().map(|w| 1.0 - w).collect();
+    check_array("isin(invert)", &[2, 4], &inverted, &ad::isin(&x1, &x2, true)?)?;
+    // Needles of a real dtype promote to the haystack's complex one.
+    let real = r::array(&[3.0, 0.0, 7.0], &[3], dtype.real_dtype(), dev)?;
+    check_array(
+        "isin of real needles",
+        &[3],
+        &[0.0, 1.0, 0.0],
+        &ad::isin(&real, &x2, false)?,
+    )?;
+    let empty = carr(&[], &[0], dtype, dev)?;
+    check_array("isin of no needles", &[0], &[], &ad::isin(&empty, &x2, false)?)
 }
 
 fn diff(ctx: &CaseCtx) -> Result<(), Failure> {
