@@ -231,7 +231,7 @@ pub fn timeout_from_env() -> Result<Duration> {
 fn parse_timeout(s: &str) -> std::result::Result<Duration, String> {
     let secs: f64 = s.trim().parse().map_err(|_| "not a number of seconds".to_string())?;
     if !(secs > 0.0 && secs.is_finite() && secs < 1e9) {
-        return Err("the timeout must be a positive number of seconds".into());
+        return Err("the timeout must be a positive number of seconds below 1e9".into());
     }
     match Duration::from_secs_f64(secs) {
         d if d.is_zero() => Err("the timeout rounds to zero; the smallest is 1e-9 seconds".into()),
@@ -279,6 +279,9 @@ pub fn init() -> Result<Communicator> {
     let (local_rank, local_rank_source) = match placement::launcher_local_rank(|k| std::env::var(k).ok()) {
         Ok(Some((r, var))) => (r, var.to_owned()),
         Ok(None) => (node_rank, "MPI's node-local split".to_owned()),
+        // Kept as text until the device is chosen, which reports it as a
+        // placement error again (so without its own prefix here).
+        Err(DistError::Placement(why)) => (0, format!("error: {why}")),
         Err(e) => (0, format!("error: {e}")),
     };
     let comm = Communicator {
@@ -557,15 +560,16 @@ impl Communicator {
                     self.finish_reduce(x, reduced, x.shape(), op)
                 }
                 Staged::Device(xd) => {
+                    let xd = reduced_form(xd, op)?;
                     let plan = Plan {
                         kind: CollectiveKind::AllReduce(device_reduce(op)),
                         send: Some(&xd),
                         count: xd.size(),
                         out_shape: x.shape().to_vec(),
-                        dtype: x.dtype(),
+                        dtype: xd.dtype(),
                         home: x.device(),
                     };
-                    self.finish_device_reduce(self.run_on_device(call, seq, plan)?, op)
+                    self.finish_device_reduce(self.run_on_device(call, seq, plan)?, op, x.dtype())
                 }
             },
         )
@@ -599,15 +603,16 @@ impl Communicator {
                         self.finish_reduce(x, reduced, &shape, op)
                     }
                     Staged::Device(xd) => {
+                        let xd = reduced_form(xd, op)?;
                         let plan = Plan {
                             kind: CollectiveKind::ReduceScatter(device_reduce(op)),
                             send: Some(&xd),
                             count: xd.size() / self.size,
                             out_shape: shape,
-                            dtype: x.dtype(),
+                            dtype: xd.dtype(),
                             home: x.device(),
                         };
-                        self.finish_device_reduce(self.run_on_device(call, seq, plan)?, op)
+                        self.finish_device_reduce(self.run_on_device(call, seq, plan)?, op, x.dtype())
                     }
                 }
             },
@@ -628,12 +633,12 @@ impl Communicator {
         }
     }
 
-    /// A device reduction finished: a mean divided by the number of ranks.
-    fn finish_device_reduce(&self, summed: Array, op: ReduceOp) -> Result<Array> {
+    /// A device reduction finished: a mean divided by the number of ranks,
+    /// in the input's `dtype`.
+    fn finish_device_reduce(&self, summed: Array, op: ReduceOp, dtype: DType) -> Result<Array> {
         if op != ReduceOp::Mean {
             return Ok(summed);
         }
-        let dtype = summed.dtype();
         let mean = summed.divide(self.size as f64)?;
         Ok(if mean.dtype() == dtype {
             mean
@@ -831,8 +836,9 @@ impl Communicator {
             None,
             Agree { shape: false },
             || {
-                i32::try_from(colour)
-                    .map_err(|_| DistError::invalid(call.name(), format!("colour {colour} is above {}", i32::MAX)))
+                i32::try_from(colour).map_err(|_| {
+                    DistError::invalid(call.name(), format!("colour {colour} is outside 0..={}", i32::MAX))
+                })
             },
             |colour, _| {
                 // MPI has no non-blocking split; the exchange just above
@@ -979,13 +985,24 @@ impl Communicator {
     }
 }
 
+/// What a device engine reduces for `op`: the staged array itself, but
+/// for a `Mean` of `f16` or `bf16` its `f32` form, so that the sum does not
+/// overflow before the division (three ranks of 65504 in `f16`) and the
+/// mean is rounded once, as through MPI.
+fn reduced_form(xd: Array, op: ReduceOp) -> Result<Array> {
+    Ok(match xd.dtype() {
+        DType::F16 | DType::BF16 if op == ReduceOp::Mean => xd.astype(DType::F32)?,
+        _ => xd,
+    })
+}
+
 /// Checks that `op` is defined for `dtype`.
 fn check_reduce(name: &str, dtype: DType, op: ReduceOp) -> Result<()> {
     if dtype.is_complex() {
         return Err(DistError::Unsupported {
             op: format!("{name}({})", op.name()),
             dtype,
-            reason: "the MPI engine does not reduce complex numbers yet; reduce real() and imag() separately".into(),
+            reason: "no engine reduces complex numbers; reduce real() and imag() separately".into(),
         });
     }
     if op == ReduceOp::Mean && !dtype.is_float() {

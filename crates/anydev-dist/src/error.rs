@@ -25,8 +25,9 @@ pub enum DistError {
 
     /// A rank passed something that differs from rank `reference`.
     #[error(
-        "{op} (collective #{seq}): rank {rank} has {field} {found} but rank {reference} has {expected}; \
-         every rank must call the same collective with the same {field}"
+        "{}: rank {rank} has {field} {found} but rank {reference} has {expected}; \
+         every rank must call the same collective with the same {field}",
+        Numbered(op, *seq)
     )]
     Mismatch {
         op: String,
@@ -40,7 +41,7 @@ pub enum DistError {
 
     /// Another rank failed this call before the data moved; it returned its
     /// own error, and this one names it.
-    #[error("{op} (collective #{seq}): rank {rank} failed: {message}")]
+    #[error("{}: rank {rank} failed: {message}", Numbered(op, *seq))]
     PeerFailed {
         op: String,
         seq: u64,
@@ -51,9 +52,10 @@ pub enum DistError {
     /// No progress within the timeout: a rank has died, returned early, or
     /// is stuck. The communicator cannot be used again.
     #[error(
-        "{op} (collective #{seq}) on rank {rank}: no progress for {timeout:?} while {phase}; another rank has \
+        "{} on rank {rank}: no progress for {timeout:?} while {phase}; another rank has \
          probably died, returned early or is stuck (ANYDEV_DIST_TIMEOUT sets the limit, in seconds). \
-         The communicator cannot be used again: end the job (Communicator::abort)"
+         The communicator cannot be used again: end the job (Communicator::abort)",
+        Numbered(op, *seq)
     )]
     Timeout {
         op: String,
@@ -91,6 +93,19 @@ impl DistError {
         DistError::InvalidInput {
             op: op.to_owned(),
             message: message.into(),
+        }
+    }
+}
+
+/// `op (collective #seq)`, which tells the ranks' reports of one call
+/// apart; `send` and `recv` are not collectives and are not numbered.
+struct Numbered<'a>(&'a str, u64);
+
+impl std::fmt::Display for Numbered<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            "send" | "recv" => f.write_str(self.0),
+            op => write!(f, "{op} (collective #{})", self.1),
         }
     }
 }

@@ -23,9 +23,10 @@
 //! [`DistError::Timeout`] instead of hanging on a dead peer.
 //!
 //! Arrays travel through an engine chosen per device kind by a readable,
-//! overridable table ([`EngineTable`], `ANYDEV_DIST_BACKEND`). This version
-//! has one engine, MPI; devices whose memory the host cannot address go
-//! through host staging, and [`Communicator::describe`] says so.
+//! overridable table ([`EngineTable`], `ANYDEV_DIST_BACKEND`): MPI, NCCL
+//! for CUDA, or a plugin's own collectives. Through MPI, devices whose
+//! memory the host cannot address go through host staging, and
+//! [`Communicator::describe`] says so.
 //! See `docs/distributed.md`.
 
 mod comm;

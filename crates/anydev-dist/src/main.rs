@@ -180,7 +180,7 @@ fn around_the_ring(world: &Communicator, x: &Array) -> Result<Array, String> {
 fn check(world: &Communicator) -> Result<ExitCode, DistError> {
     let device = world.device();
     let caps = anydev::runtime().capabilities(device)?;
-    // Complex values are moved but not reduced by the MPI engine yet
+    // Complex values are moved but not reduced by any engine
     // (`check_reduce` refuses them, and its unit test says so).
     let dtypes: Vec<DType> = DType::ALL
         .into_iter()
@@ -237,6 +237,16 @@ fn check(world: &Communicator) -> Result<ExitCode, DistError> {
                     })
                     .collect();
                 expect(&got, &want, &shape, dtype, device)
+            });
+        }
+
+        if dtype == DType::F16 {
+            // Every rank's largest f16: the sum overflows f16, the mean must not.
+            c.case("all_reduce mean f16 of 65504 on every rank".to_owned(), || {
+                let top = vec![65504.0; n];
+                let x = make(&top, &shape, dtype, device).map_err(err)?;
+                let got = world.all_reduce(&x, ReduceOp::Mean).map_err(err)?;
+                expect(&got, &top, &shape, dtype, device)
             });
         }
 

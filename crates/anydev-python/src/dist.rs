@@ -93,13 +93,36 @@ fn on_owner_thread() -> PyResult<()> {
     }
 }
 
-/// A Python integer as a Rust rank, tag or colour: one out of the type's
-/// range (a negative rank, say) becomes `refused`, the type's largest value, which the
-/// collective itself refuses on every rank with a `ValueError`, instead of
-/// a conversion error on this rank alone that would leave the others
-/// waiting for it.
-fn out_of_range_as<T: TryFrom<i64>>(value: i64, refused: T) -> T {
-    T::try_from(value).unwrap_or(refused)
+/// A Python integer passed to a collective as a rank, tag or colour of
+/// type `T`. One out of `T`'s range (a negative rank, say) is sent as
+/// `refused`, the type's largest value, which the collective itself
+/// refuses on every rank with a `ValueError`, instead of a conversion
+/// error on this rank alone that would leave the others waiting for it;
+/// [`Fitted::named`] then puts the caller's value back in that error.
+struct Fitted<T> {
+    sent: T,
+    given: i64,
+}
+
+impl<T: TryFrom<i64> + Copy + std::fmt::Display> Fitted<T> {
+    fn new(given: i64, refused: T) -> Fitted<T> {
+        Fitted {
+            sent: T::try_from(given).unwrap_or(refused),
+            given,
+        }
+    }
+
+    /// `result`, its error naming the value the caller gave rather than
+    /// the stand-in sent for it.
+    fn named<R>(&self, result: PyResult<R>) -> PyResult<R> {
+        let (sent, given) = (self.sent.to_string(), self.given.to_string());
+        if sent == given {
+            return result;
+        }
+        result.map_err(|e| {
+            Python::attach(|py| PyErr::from_type(e.get_type(py), e.value(py).to_string().replace(&sent, &given)))
+        })
+    }
 }
 
 /// Runs `f` on the communicator `key`, on the owning thread.
@@ -225,7 +248,9 @@ impl PyCommunicator {
 
     #[pyo3(signature = (x, /, root = 0))]
     fn broadcast(&self, x: &PyArray, root: i64) -> PyResult<PyArray> {
-        with_comm(self.key, |c| c.broadcast(&x.inner, out_of_range_as(root, usize::MAX))).map(PyArray::from)
+        let root = Fitted::new(root, usize::MAX);
+        root.named(with_comm(self.key, |c| c.broadcast(&x.inner, root.sent)))
+            .map(PyArray::from)
     }
 
     fn all_gather(&self, x: &PyArray) -> PyResult<PyArray> {
@@ -238,21 +263,15 @@ impl PyCommunicator {
 
     #[pyo3(signature = (x, /, dest, tag = 0))]
     fn send(&self, x: &PyArray, dest: i64, tag: i64) -> PyResult<()> {
-        with_comm(self.key, |c| {
-            c.send(
-                &x.inner,
-                out_of_range_as(dest, usize::MAX),
-                out_of_range_as(tag, i32::MAX),
-            )
-        })
+        let (dest, tag) = (Fitted::new(dest, usize::MAX), Fitted::new(tag, i32::MAX));
+        tag.named(dest.named(with_comm(self.key, |c| c.send(&x.inner, dest.sent, tag.sent))))
     }
 
     #[pyo3(signature = (source, tag = 0))]
     fn recv(&self, source: i64, tag: i64) -> PyResult<PyArray> {
-        with_comm(self.key, |c| {
-            c.recv(out_of_range_as(source, usize::MAX), out_of_range_as(tag, i32::MAX))
-        })
-        .map(PyArray::from)
+        let (source, tag) = (Fitted::new(source, usize::MAX), Fitted::new(tag, i32::MAX));
+        tag.named(source.named(with_comm(self.key, |c| c.recv(source.sent, tag.sent))))
+            .map(PyArray::from)
     }
 
     fn barrier(&self) -> PyResult<()> {
@@ -266,7 +285,8 @@ impl PyCommunicator {
         // nearest 32-bit value (then by rank), rather than failing this rank
         // alone while the others wait in the split.
         let key = key.clamp(i32::MIN.into(), i32::MAX.into()) as i32;
-        let part = with_comm(self.key, |c| c.split(out_of_range_as(colour, u32::MAX), key))?;
+        let colour = Fitted::new(colour, u32::MAX);
+        let part = colour.named(with_comm(self.key, |c| c.split(colour.sent, key)))?;
         let key = REGISTRY.with_borrow_mut(|r| r.insert(part));
         Ok(PyCommunicator { key })
     }
