@@ -12,8 +12,10 @@ use pyo3::types::PyTuple;
 
 /// An array on one anydev device. Operations return new arrays; views
 /// (slices, reshapes, transposes) share memory, and writes (`x[k] = v`,
-/// `x += 1`) go into it, seen by every view.
-#[pyclass(module = "anydev", name = "Array", frozen)]
+/// `x += 1`) go into it, seen by every view. Arrays can be weakly
+/// referenced, as NumPy's and PyTorch's can (caches keyed on arrays,
+/// `weakref.finalize`).
+#[pyclass(module = "anydev", name = "Array", frozen, weakref)]
 pub struct PyArray {
     pub inner: Array,
 }

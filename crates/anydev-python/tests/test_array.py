@@ -526,3 +526,17 @@ def test_array_namespace_checks_the_api_version(device):
     for version in ["2020.12", "2026.12", "latest"]:
         with pytest.raises(ValueError, match="2025.12"):
             x.__array_namespace__(api_version=version)
+
+
+def test_arrays_can_be_weakly_referenced(device):
+    import gc
+    import weakref
+
+    x = xp.ones(3, device=device)
+    ref = weakref.ref(x)
+    assert ref() is x
+    finalized = []
+    weakref.finalize(x, finalized.append, True)
+    del x
+    gc.collect()
+    assert ref() is None and finalized == [True]
