@@ -22,6 +22,7 @@ pub fn cases() -> Vec<Case> {
         gather(Case::new("indexing::integer_arrays", integer_arrays)).checks_indices(),
         gather(Case::new("indexing::uint64_indices_do_not_wrap", uint64_indices))
             .checks_indices()
+            .op(OpCode::Fill)
             .needs(Need::DType(DType::U64))
             .needs(Need::Op(OpCode::Reduce(ReduceOp::Min), Some(DType::U64)))
             .needs(Need::Op(OpCode::Reduce(ReduceOp::Max), Some(DType::U64)))

@@ -54,6 +54,7 @@ pub fn cases() -> Vec<Case> {
             complex_order(Case::new(format!("sets::unique_all_{dt}"), unique_all_complex), dt),
             complex_order(Case::new(format!("sets::isin_{dt}"), isin_complex), dt)
                 .op(OpCode::Copy)
+                .needs(Need::Op(OpCode::Cast, Some(dt.real_dtype())))
                 .needs(i64_op(OpCode::Binary(BinaryOp::Less)))
                 .needs(Need::Op(OpCode::Unary(UnaryOp::LogicalNot), Some(DType::Bool))),
         ]
