@@ -482,7 +482,10 @@ impl<'py> FromPyObject<'_, 'py> for DiagonalOffset {
 }
 
 #[pyfunction]
-#[pyo3(signature = (n_rows, n_cols = None, /, *, k = DiagonalOffset(0), dtype = None, device = None))]
+#[pyo3(
+    signature = (n_rows, n_cols = None, /, *, k = DiagonalOffset(0), dtype = None, device = None),
+    text_signature = "(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None)"
+)]
 fn eye(
     py: Python<'_>,
     n_rows: usize,
@@ -540,7 +543,7 @@ fn meshgrid(py: Python<'_>, arrays: &Bound<'_, PyTuple>, indexing: &str) -> PyRe
 macro_rules! triangle {
     ($($name:ident;)*) => {$(
         #[pyfunction]
-        #[pyo3(signature = (x, /, *, k = DiagonalOffset(0)))]
+        #[pyo3(signature = (x, /, *, k = DiagonalOffset(0)), text_signature = "(x, /, *, k=0)")]
         fn $name(py: Python<'_>, x: &Bound<'_, PyAny>, k: DiagonalOffset) -> PyResult<PyArray> {
             let k = k.0;
             let x = array_arg(x)?;

@@ -45,7 +45,10 @@ macro_rules! transforms {
     (one: [$($one:ident)*] many: [$($many:ident)*]) => {
         $(
             #[pyfunction]
-            #[pyo3(signature = (x, /, *, n = None, axis = -1, norm = "backward"))]
+            #[pyo3(
+                signature = (x, /, *, n = None, axis = -1, norm = "backward"),
+                text_signature = "(x, /, *, n=None, axis=-1, norm='backward')"
+            )]
             fn $one(py: Python<'_>, x: &Bound<'_, PyAny>, n: Option<usize>, axis: isize, norm: &str) -> PyResult<PyArray> {
                 one_axis(py, core::$one, x, n, axis, norm)
             }

@@ -37,7 +37,7 @@ fn tensordot(
 }
 
 #[pyfunction]
-#[pyo3(signature = (x1, x2, /, *, axis = -1))]
+#[pyo3(signature = (x1, x2, /, *, axis = -1), text_signature = "(x1, x2, /, *, axis=-1)")]
 fn vecdot(py: Python<'_>, x1: &Bound<'_, PyAny>, x2: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
     let (x1, x2) = (array_arg(x1)?, array_arg(x2)?);
     compute(py, || anydev::vecdot(&x1, &x2, axis)).map(PyArray::from)

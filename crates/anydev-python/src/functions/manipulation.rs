@@ -98,7 +98,7 @@ fn roll(
 }
 
 #[pyfunction]
-#[pyo3(signature = (arrays, /, *, axis = Some(0)))]
+#[pyo3(signature = (arrays, /, *, axis = Some(0)), text_signature = "(arrays, /, *, axis=0)")]
 fn concat(py: Python<'_>, arrays: &Bound<'_, PyAny>, axis: Option<isize>) -> PyResult<PyArray> {
     let arrays = arrays_arg(arrays)?;
     let refs: Vec<&Array> = arrays.iter().collect();
@@ -165,7 +165,10 @@ fn moveaxis(
 /// The `n`-th forward difference along `axis`, after `prepend` and
 /// `append` (arrays on `x`'s device) are joined to `x` along it.
 #[pyfunction]
-#[pyo3(signature = (x, /, *, axis = -1, n = 1, prepend = None, append = None))]
+#[pyo3(
+    signature = (x, /, *, axis = -1, n = 1, prepend = None, append = None),
+    text_signature = "(x, /, *, axis=-1, n=1, prepend=None, append=None)"
+)]
 fn diff(
     py: Python<'_>,
     x: &Bound<'_, PyAny>,

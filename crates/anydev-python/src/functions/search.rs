@@ -19,7 +19,10 @@ fn order(descending: bool) -> Order {
 }
 
 #[pyfunction]
-#[pyo3(signature = (x, /, *, axis = -1, descending = false, stable = true))]
+#[pyo3(
+    signature = (x, /, *, axis = -1, descending = false, stable = true),
+    text_signature = "(x, /, *, axis=-1, descending=False, stable=True)"
+)]
 fn sort(py: Python<'_>, x: &Bound<'_, PyAny>, axis: isize, descending: bool, stable: bool) -> PyResult<PyArray> {
     let _ = stable;
     let x = array_arg(x)?;
@@ -27,7 +30,10 @@ fn sort(py: Python<'_>, x: &Bound<'_, PyAny>, axis: isize, descending: bool, sta
 }
 
 #[pyfunction]
-#[pyo3(signature = (x, /, *, axis = -1, descending = false, stable = true))]
+#[pyo3(
+    signature = (x, /, *, axis = -1, descending = false, stable = true),
+    text_signature = "(x, /, *, axis=-1, descending=False, stable=True)"
+)]
 fn argsort(py: Python<'_>, x: &Bound<'_, PyAny>, axis: isize, descending: bool, stable: bool) -> PyResult<PyArray> {
     let _ = stable;
     let x = array_arg(x)?;
@@ -88,7 +94,7 @@ fn take(py: Python<'_>, x: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>, axis: 
 }
 
 #[pyfunction]
-#[pyo3(signature = (x, indices, /, *, axis = -1))]
+#[pyo3(signature = (x, indices, /, *, axis = -1), text_signature = "(x, indices, /, *, axis=-1)")]
 fn take_along_axis(py: Python<'_>, x: &Bound<'_, PyAny>, indices: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
     let (x, indices) = (array_arg(x)?, array_arg(indices)?);
     compute(py, || anydev::take_along_axis(&x, &indices, axis)).map(PyArray::from)
