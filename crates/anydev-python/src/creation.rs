@@ -10,7 +10,7 @@ use crate::dlpack;
 use crate::dtype::{with_element, PyDType};
 use crate::errors::{compute, to_py};
 use crate::info::{creation_device, default_dtype, Kind};
-use crate::operand::{array_arg, is_numpy_scalar, weak_scalar};
+use crate::operand::{array_arg, is_numpy_scalar, is_plain_python_scalar, python_scalar, weak_scalar};
 use anydev::{result_type, Array, DType, Device, Element, Error, Indexing, Scalar, Spec, Weak};
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -105,10 +105,13 @@ impl Nested {
         if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
             return self.sequence(obj.cast::<PySequence>()?, depth);
         }
-        if let Some(w) = weak_scalar(obj)? {
-            self.elements(depth, &[])?;
-            self.scalars.push(w);
-            return Ok(());
+        // Python's own scalars are weak. NumPy's count with their dtypes, as
+        // arrays (they are buffers), `np.float64` too, although it is a
+        // `float`; other subclasses of Python's scalar types are weak.
+        if is_plain_python_scalar(obj) {
+            if let Some(w) = python_scalar(obj)? {
+                return self.scalar(w, depth);
+            }
         }
         if let Ok(a) = obj.cast::<PyArray>() {
             let device = a.get().inner.device();
@@ -121,6 +124,9 @@ impl Nested {
             self.arrays.push((self.scalars.len(), array));
             return Ok(());
         }
+        if let Some(w) = python_scalar(obj)? {
+            return self.scalar(w, depth);
+        }
         match obj.cast::<PySequence>() {
             Ok(seq) if !obj.is_instance_of::<PyString>() => self.sequence(seq, depth),
             _ => Err(PyTypeError::new_err(format!(
@@ -128,6 +134,13 @@ impl Nested {
                 obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
             ))),
         }
+    }
+
+    /// A Python scalar element.
+    fn scalar(&mut self, w: Weak, depth: usize) -> PyResult<()> {
+        self.elements(depth, &[])?;
+        self.scalars.push(w);
+        Ok(())
     }
 
     fn sequence(&mut self, seq: &Bound<'_, PySequence>, depth: usize) -> PyResult<()> {

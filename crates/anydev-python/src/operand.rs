@@ -38,9 +38,18 @@ impl Operand<'_> {
 }
 
 /// A Python `bool`, `int`, `float` or `complex`, or a NumPy scalar, as a
-/// weak scalar, or `None` for anything else. `bool` is tested first: it is
-/// an `int` subclass.
+/// weak scalar, or `None` for anything else.
 pub fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
+    match python_scalar(obj)? {
+        Some(w) => Ok(Some(w)),
+        None => numpy_scalar(obj),
+    }
+}
+
+/// A Python `bool`, `int`, `float` or `complex` (or an instance of a
+/// subclass, such as NumPy's `float64`) as a weak scalar. `bool` is tested
+/// first: it is an `int` subclass.
+pub fn python_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
     if obj.is_instance_of::<PyBool>() {
         Ok(Some(Weak::Bool(obj.extract()?)))
     } else if obj.is_instance_of::<PyInt>() {
@@ -50,8 +59,17 @@ pub fn weak_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Weak>> {
     } else if let Ok(c) = obj.cast::<PyComplex>() {
         Ok(Some(Weak::Complex(c.real(), c.imag())))
     } else {
-        numpy_scalar(obj)
+        Ok(None)
     }
+}
+
+/// Whether `obj` is exactly a Python `bool`, `int`, `float` or `complex`,
+/// not an instance of a subclass: a quick test for the common case.
+pub fn is_plain_python_scalar(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_exact_instance_of::<PyBool>()
+        || obj.is_exact_instance_of::<PyInt>()
+        || obj.is_exact_instance_of::<PyFloat>()
+        || obj.is_exact_instance_of::<PyComplex>()
 }
 
 /// Whether `obj` is a NumPy scalar (`np.float32(1)`, `np.int64(3)`, ...).

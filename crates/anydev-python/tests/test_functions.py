@@ -314,6 +314,10 @@ def test_asarray_of_sequences_holding_arrays_and_numpy_scalars(device):
         ([np.bool_(True), False], None),
         ([np.int16(7), np.float32(0.5)], None),
         ([np.complex64(1j), 2], None),
+        # np.float64 and np.complex128 subclass Python's float and complex,
+        # but count as NumPy scalars, with their dtypes.
+        ([np.float64(1.5), np.float32(2)], None),
+        ([np.complex128(1j), np.complex64(2)], None),
         ([row, [3, 4]], [np.array([1, 2], dtype=np.int16), [3, 4]]),
         ([row, row], [np.array([1, 2], dtype=np.int16)] * 2),
         ([np.array([0.5, 1.5], dtype=np.float32), array.array("f", [2.5, 3.5])], None),
