@@ -13,7 +13,7 @@
 use crate::array::Array;
 use crate::context::DeviceCtx;
 use crate::dispatch::{alloc, arrays_of, execute, same_device, Arg, IntoArg};
-use crate::promote::{self, dtype_limit, Weak, DEFAULT_FLOAT};
+use crate::promote::{self, Weak, DEFAULT_FLOAT};
 use crate::shape::{self, Dims};
 use anydev_core::ops::{Op, Operand};
 use anydev_core::{DType, Error, Result, Scalar, TensorRef};
@@ -425,12 +425,9 @@ pub fn where_<'a>(cond: &'a Array, x1: impl IntoArg<'a>, x2: impl IntoArg<'a>) -
 /// A scalar clip bound pulled into `dtype`'s range, so that bounds outside
 /// an integer dtype's range mean "no bound" instead of an error.
 fn clamp_bound(bound: Arg<'_>, dtype: DType) -> Arg<'_> {
-    match bound {
-        Arg::Scalar(Weak::Int(v)) if dtype.is_integer() => {
-            let (lo, hi) = (dtype_limit(dtype, false) as i128, dtype_limit(dtype, true) as i128);
-            Arg::Scalar(Weak::Int(v.clamp(lo, hi.min(u64::MAX as i128))))
-        }
-        other => other,
+    match (bound, promote::int_limits(dtype)) {
+        (Arg::Scalar(Weak::Int(v)), Some((lo, hi))) => Arg::Scalar(Weak::Int(v.clamp(lo, hi))),
+        (other, _) => other,
     }
 }
 
@@ -495,23 +492,46 @@ pub fn clip<'a>(x: &'a Array, min: impl IntoBound<'a>, max: impl IntoBound<'a>) 
     let shapes: smallvec::SmallVec<[&[usize]; 3]> = all.iter().map(|a| a.shape()).collect();
     shape::broadcast_shapes("clip", &shapes)?;
     let mut out = x.clone();
-    if let Some(low) = min {
-        out = binary(
-            BinaryOp::Maximum,
-            Domain::Ordered,
-            Arg::Array(&out),
-            clamp_bound(low, x.dtype()),
-        )?;
-    }
-    if let Some(high) = max {
-        out = binary(
-            BinaryOp::Minimum,
-            Domain::Ordered,
-            Arg::Array(&out),
-            clamp_bound(high, x.dtype()),
-        )?;
+    for (bound, op) in [(min, BinaryOp::Maximum), (max, BinaryOp::Minimum)] {
+        let Some(bound) = bound else { continue };
+        let narrowed = match bound {
+            Arg::Array(a) => saturated(a, x.dtype())?,
+            _ => None,
+        };
+        let bound = narrowed
+            .as_ref()
+            .map_or_else(|| clamp_bound(bound, x.dtype()), Arg::Array);
+        out = binary(op, Domain::Ordered, Arg::Array(&out), bound)?;
     }
     out.astype(x.dtype())
+}
+
+/// An integer array bound of another integer dtype than `dtype`'s, its
+/// values saturated to `dtype`'s range (in its own dtype) and cast to
+/// `dtype`: the comparison then runs in `dtype`, where promoting would
+/// wrap a wider bound on the way back (`i16` 1000 for `i8`) or round
+/// 64-bit values in `f64` (`i64` with `u64`). `None` for other bounds.
+fn saturated(bound: &Array, dtype: DType) -> Result<Option<Array>> {
+    let (Some((lo, hi)), Some((bound_lo, bound_hi))) = (promote::int_limits(dtype), promote::int_limits(bound.dtype()))
+    else {
+        return Ok(None);
+    };
+    if bound.dtype() == dtype {
+        return Ok(None);
+    }
+    let low = binary(
+        BinaryOp::Maximum,
+        Domain::Ordered,
+        Arg::Array(bound),
+        Arg::Scalar(Weak::Int(lo.max(bound_lo))),
+    )?;
+    let both = binary(
+        BinaryOp::Minimum,
+        Domain::Ordered,
+        Arg::Array(&low),
+        Arg::Scalar(Weak::Int(hi.min(bound_hi))),
+    )?;
+    both.astype(dtype).map(Some)
 }
 
 impl Array {

@@ -127,6 +127,20 @@ pub fn cases() -> Vec<Case> {
         .ops_for(DType::U8, &[OpCode::Cast])
         .ops_for(DType::U64, &[OpCode::Cast]),
         Case::new(
+            "elementwise::clip_saturates_integer_bounds",
+            clip_saturates_integer_bounds,
+        )
+        .needs(crate::Need::DType(DType::I8))
+        .needs(crate::Need::DType(DType::I16))
+        .needs(crate::Need::DType(DType::U8))
+        .needs(crate::Need::DType(DType::I64))
+        .needs(crate::Need::DType(DType::U64))
+        .ops_for(DType::U8, &[OpCode::Binary(BinaryOp::Minimum)])
+        .ops_for(DType::I8, &ORDER_AND_CAST)
+        .ops_for(DType::I16, &ORDER_AND_CAST)
+        .ops_for(DType::I64, &ORDER_AND_CAST)
+        .ops_for(DType::U64, &ORDER_AND_CAST),
+        Case::new(
             "elementwise::linspace_and_clip_of_integers",
             linspace_and_clip_of_integers,
         )
@@ -419,6 +433,62 @@ fn linspace_and_clip_of_integers(ctx: &CaseCtx) -> Result<(), Failure> {
         matches!(e, Error::InvalidDType { .. })
     })?;
     check_array("clip(i8, 1, 50)", &[3], &[1.0, 20.0, 50.0], &x.clip(1, 50)?)
+}
+
+/// What saturating a bound dispatches: both comparisons, then a cast.
+const ORDER_AND_CAST: [OpCode; 3] = [
+    OpCode::Binary(BinaryOp::Maximum),
+    OpCode::Binary(BinaryOp::Minimum),
+    OpCode::Cast,
+];
+
+/// `clip` of an integer array by integer bounds of other dtypes: a bound
+/// beyond the array's range saturates, an array bound as a scalar one
+/// does, rather than wrapping when the result narrows back (an `i16` 1000
+/// for `i8`) or rounding in `f64` (`i64` with `u64`, which promote there).
+fn clip_saturates_integer_bounds(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dev = ctx.device;
+    let x = Array::from_slice(&[1i8, 50, -100], &[3], dev)?;
+    let low = Array::from_slice(&[1000i16, -1000, 5], &[3], dev)?;
+    check_eq(
+        "clip(i8, min=i16 [1000, -1000, 5])",
+        vec![127i8, 50, 5],
+        x.clip(&low, ())?.to_vec::<i8>()?,
+    )?;
+    let x = Array::from_slice(&[200u8, 3], &[2], dev)?;
+    let high = Array::from_slice(&[-1i8, 100], &[2], dev)?;
+    check_eq(
+        "clip(u8, max=i8 [-1, 100])",
+        vec![0u8, 3],
+        x.clip((), &high)?.to_vec::<u8>()?,
+    )?;
+    let big = (1i64 << 62) + 1;
+    let x = Array::from_slice(&[big, -5], &[2], dev)?;
+    let low = Array::from_slice(&[0u64, 1 << 63], &[2], dev)?;
+    check_eq(
+        "clip(i64, min=u64 [0, 2^63])",
+        vec![big, i64::MAX],
+        x.clip(&low, ())?.to_vec::<i64>()?,
+    )?;
+    let x = Array::from_slice(&[u64::MAX - 1, 7], &[2], dev)?;
+    let high = Array::from_slice(&[-1i64, i64::MAX], &[2], dev)?;
+    check_eq(
+        "clip(u64, max=i64 [-1, MAX])",
+        vec![0u64, 7],
+        x.clip((), &high)?.to_vec::<u64>()?,
+    )?;
+    // Scalar bounds beyond i64: no bound above, i64::MAX below.
+    let x = Array::from_slice(&[big, 5], &[2], dev)?;
+    check_eq(
+        "clip(i64, max=u64::MAX)",
+        vec![big, 5],
+        x.clip((), u64::MAX)?.to_vec::<i64>()?,
+    )?;
+    check_eq(
+        "clip(i64, min=2^63)",
+        vec![i64::MAX; 2],
+        x.clip(1u64 << 63, ())?.to_vec::<i64>()?,
+    )
 }
 
 fn scalar_operands(ctx: &CaseCtx) -> Result<(), Failure> {
