@@ -108,13 +108,13 @@ pub fn prod(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
 
 /// Smallest element (NaN propagates); an error over an empty set.
 pub fn min(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
-    Domain::Numeric.apply("min", x.dtype())?;
+    Domain::RealNumeric.apply("min", x.dtype())?;
     reduce_primitive(ReduceOp::Min, x, &axes_of("min", x, axes.into())?, keepdims)
 }
 
 /// Largest element (NaN propagates); an error over an empty set.
 pub fn max(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Array> {
-    Domain::Numeric.apply("max", x.dtype())?;
+    Domain::RealNumeric.apply("max", x.dtype())?;
     reduce_primitive(ReduceOp::Max, x, &axes_of("max", x, axes.into())?, keepdims)
 }
 
@@ -218,7 +218,7 @@ pub fn logsumexp(x: &Array, axes: impl Into<Axes>, keepdims: bool) -> Result<Arr
 
 /// `argmin`/`argmax` over one axis, or over the flattened array.
 fn arg_reduce(op: ReduceOp, x: &Array, axis: Option<isize>, keepdims: bool) -> Result<Array> {
-    Domain::Numeric.apply(op.name(), x.dtype())?;
+    Domain::RealNumeric.apply(op.name(), x.dtype())?;
     match axis {
         Some(axis) => {
             let axis = normalize_axis(op.name(), axis, x.ndim())?;

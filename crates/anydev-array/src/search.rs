@@ -3,6 +3,7 @@
 
 use crate::array::Array;
 use crate::dispatch::{alloc, execute, same_device};
+use crate::elementwise::Domain;
 use crate::manipulation::along;
 use crate::promote::result_type;
 use crate::shape::{broadcast_shapes, normalize_axis, Dims};
@@ -20,6 +21,7 @@ pub enum Order {
 
 /// Sorted copy along `axis` (stable; NaNs last when ascending).
 pub fn sort(x: &Array, axis: isize, order: Order) -> Result<Array> {
+    Domain::Ordered.apply("sort", x.dtype())?;
     let axis = normalize_axis("sort", axis, x.ndim())?;
     let out = alloc(x.ctx(), x.dtype(), x.shape())?;
     execute(
@@ -36,6 +38,7 @@ pub fn sort(x: &Array, axis: isize, order: Order) -> Result<Array> {
 
 /// Indices (`i64`) that sort `x` along `axis` (stable).
 pub fn argsort(x: &Array, axis: isize, order: Order) -> Result<Array> {
+    Domain::Ordered.apply("argsort", x.dtype())?;
     let axis = normalize_axis("argsort", axis, x.ndim())?;
     let out = alloc(x.ctx(), DType::I64, x.shape())?;
     execute(
@@ -65,6 +68,7 @@ pub enum Side {
 pub fn searchsorted(x1: &Array, x2: &Array, side: Side) -> Result<Array> {
     let op = "searchsorted";
     let ctx = same_device(op, &[x1, x2])?;
+    Domain::Ordered.apply(op, result_type(x1.dtype(), x2.dtype()))?;
     if x1.ndim() != 1 {
         return Err(Error::invalid_argument(
             op,

@@ -320,6 +320,29 @@ fn conj_real_imag(ctx: &CaseCtx) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Complex numbers have no order: every op that orders is refused by the
+/// array layer with `InvalidDType`, whatever the device would run (a
+/// plugin may declare `sort` or `min` for complex dtypes).
+fn ordering_is_refused(ctx: &CaseCtx) -> Result<(), Failure> {
+    let x = carr(&[c(1.0, 2.0), c(-1.0, 0.5), c(0.0, 0.0)], &[3], ctx.dtype(), ctx.device)?;
+    let attempts: [(&str, ad::Result<Array>); 10] = [
+        ("min", ad::min(&x, ad::ALL, false)),
+        ("max", ad::max(&x, ad::ALL, false)),
+        ("argmin", ad::argmin(&x, None, false)),
+        ("argmax", ad::argmax(&x, None, false)),
+        ("sort", ad::sort(&x, -1, ad::Order::Ascending)),
+        ("argsort", ad::argsort(&x, -1, ad::Order::Ascending)),
+        ("searchsorted", ad::searchsorted(&x, &x, ad::Side::Left)),
+        ("less", ad::less(&x, &x)),
+        ("maximum", ad::maximum(&x, &x)),
+        ("clip", ad::clip(&x, &x, ())),
+    ];
+    for (op, got) in attempts {
+        expect_err(op, "InvalidDType", got, |e| matches!(e, Error::InvalidDType { .. }))?;
+    }
+    Ok(())
+}
+
 fn equality(ctx: &CaseCtx) -> Result<(), Failure> {
     let dt = ctx.dtype();
     let a = vec![c(1.0, 2.0), c(1.0, -2.0), c(f64::NAN, 0.0), c(-0.0, 0.0)];
@@ -688,6 +711,7 @@ fn cases_for(dt: DType) -> Vec<Case> {
             case("conj_real_imag", conj_real_imag),
             &[U::Conj, U::Real, U::Imag].map(OpCode::Unary),
         )),
+        case("ordering_is_refused", ordering_is_refused),
         with_bool(ops(
             case("equality", equality),
             &[B::Equal, B::NotEqual].map(OpCode::Binary),
