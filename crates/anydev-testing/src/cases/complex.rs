@@ -599,21 +599,36 @@ fn special_grid_matches_cpu(ctx: &CaseCtx) -> Result<(), Failure> {
 }
 
 /// Finite values from near the largest `c64` holds down to 1e-18, whose
-/// squares stay normal.
-const LARGE_AND_SMALL: [f64; 10] = [0.0, -0.0, 1.0, -1.5, 1e-18, 1e30, 1.5e38, -2e38, 3e38, f32::MAX as f64];
+/// squares stay normal, and an infinity.
+const LARGE_AND_SMALL: [f64; 11] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.5,
+    1e-18,
+    1e30,
+    1.5e38,
+    -2e38,
+    3e38,
+    f32::MAX as f64,
+    f64::NEG_INFINITY,
+];
 
-/// `multiply` of every pair and `square` of every value of a grid of
-/// large and small components, against `cpu:0`, within rounding of
-/// `|z| |w|`. A partial product may overflow where the result does not
-/// (`(3e38 + 3e38i)(2 + 2i)` is `0 + 1.2e39i`, `2 * 3e38 * 1e-37` is 60);
-/// the host computes `c64` in `f64`, and no device may give NaN or
-/// infinity there.
+/// `multiply` and `divide` of every pair and `square` of every value of a
+/// grid of large and small components, against `cpu:0`, within rounding
+/// of `|z| |w|` (`|z| / |w|` for quotients). A partial product or a
+/// divisor's sum of squares may overflow where the result does not
+/// (`(3e38 + 3e38i)(2 + 2i)` is `0 + 1.2e39i`, `2 * 3e38 * 1e-37` is 60,
+/// `(3e38 + 3e38i) / (3e38 + 3e38i)` is 1), and beside an infinite
+/// component it must not turn an infinite result into NaN; the host
+/// computes `c64` in `f64`, and no device may give NaN or infinity there.
 fn products_of_large_values(ctx: &CaseCtx) -> Result<(), Failure> {
     let (dt, device) = (ctx.dtype(), ctx.device);
     let backend = ctx.runtime.backend(device)?;
     let ops = [
         OpCode::Copy,
         OpCode::Binary(BinaryOp::Multiply),
+        OpCode::Binary(BinaryOp::Divide),
         OpCode::Unary(UnaryOp::Square),
     ];
     if !ops.iter().all(|&op| backend.supports(device.index(), op, dt)) {
@@ -630,28 +645,55 @@ fn products_of_large_values(ctx: &CaseCtx) -> Result<(), Failure> {
     let column = carr(&values, &[n, 1], dt, device)?;
     let row = column.reshape(&[1, -1])?;
     let wide = |x: &Array| -> Result<Array, Failure> { Ok(x.to_device(Device::cpu())?.astype(DType::C128)?) };
-    let pairs = values.iter().flat_map(|z| values.iter().map(move |w| (*z, *w)));
+    let pairs: Vec<(C, C)> = values
+        .iter()
+        .flat_map(|z| values.iter().map(move |w| (*z, *w)))
+        .collect();
     let squares = values.iter().map(|z| (*z, *z));
+    let (column_host, row_host) = (column.to_device(Device::cpu())?, row.to_device(Device::cpu())?);
     let mut wrong = Vec::new();
     for (what, got, host, exact, inputs) in [
         (
             "multiply",
             ad::multiply(&column, &row)?,
-            ad::multiply(&column.to_device(Device::cpu())?, &row.to_device(Device::cpu())?)?,
+            ad::multiply(&column_host, &row_host)?,
             ad::multiply(&wide(&column)?, &wide(&row)?)?,
-            pairs.collect::<Vec<_>>(),
+            pairs.clone(),
+        ),
+        (
+            "divide",
+            ad::divide(&column, &row)?,
+            ad::divide(&column_host, &row_host)?,
+            ad::divide(&wide(&column)?, &wide(&row)?)?,
+            pairs.clone(),
         ),
         (
             "square",
             ad::square(&row)?,
-            ad::square(&row.to_device(Device::cpu())?)?,
+            ad::square(&row_host)?,
             ad::square(&wide(&row)?)?,
             squares.collect(),
         ),
     ] {
         let (got, want, exact) = (got.to_c128_vec()?, host.to_c128_vec()?, exact.to_c128_vec()?);
         for ((&(z, w), g), (h, e)) in inputs.iter().zip(&got).zip(want.iter().zip(&exact)) {
-            if !same_complex(*h, *g, *e, 4.0 * tol(dt), z.norm() * w.norm()) {
+            let right = if what == "divide" {
+                // Finite quotients of finite values only, within rounding
+                // and without the signs of zeros: infinite operands and
+                // division by zero are the special-value grid's, and the
+                // sign of a zero that rounding leaves depends on the order
+                // of operations, in Smith's algorithm too.
+                let scale = z.norm() / w.norm();
+                let component = |h: f64, g: f64| match h.is_finite() {
+                    true => (h - g).abs() <= 4.0 * tol(dt) * scale,
+                    false => h.to_bits() == g.to_bits() || (h.is_nan() && g.is_nan()),
+                };
+                !(z.norm().is_finite() && w.norm().is_finite() && w.norm() > 0.0)
+                    || (component(h.re, g.re) && component(h.im, g.im))
+            } else {
+                same_complex(*h, *g, *e, 4.0 * tol(dt), z.norm() * w.norm())
+            };
+            if !right {
                 wrong.push(format!("{what}({z}, {w}) = {g}, cpu gives {h}"));
             }
         }
@@ -739,10 +781,15 @@ fn cases_for(dt: DType) -> Vec<Case> {
                 OpCode::Binary(B::Divide),
             ],
         ))),
-        case("special_grid_matches_cpu", special_grid_matches_cpu).asks_support_itself(),
-        // Its references are computed on cpu:0, in c128 too: it checks
-        // the device's support itself, as the special grid does.
-        case("products_of_large_values", products_of_large_values).asks_support_itself(),
+        // Both compute their references on cpu:0 (in c128 too), so they
+        // touch it whatever the device under test, and check the device's
+        // support themselves.
+        case("special_grid_matches_cpu", special_grid_matches_cpu)
+            .asks_support_itself()
+            .all_devices(),
+        case("products_of_large_values", products_of_large_values)
+            .asks_support_itself()
+            .all_devices(),
     ]
 }
 

@@ -31,8 +31,8 @@ pub const LIBRARY: &str = r#"
 fn c64_mul_plain(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
-// NumPy's formula. A component that overflows although a and b are
-// finite (a partial product overflowed; the host, computing in f64, may
+// NumPy's formula. A component that overflows although neither factor
+// has a NaN (a partial product overflowed; the host, computing in f64, may
 // still land in range, as in (3e38 + 3e38i)(2 + 2i)) is recomputed with
 // both factors scaled by 2^-66 and scaled back by 2^132. The scale is
 // chosen at run time so that the compiler cannot fold the two factors of
@@ -40,7 +40,10 @@ fn c64_mul_plain(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
 fn c64_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
   let p = c64_mul_plain(a, b);
   let redo = !isfinite_f32(p.x) || !isfinite_f32(p.y);
-  let rescue = redo && c64_isfinite(a) && c64_isfinite(b);
+  // Beside an infinite factor too: (1 - 2i)(-inf + 3e38i) is -inf + inf
+  // (NaN) unscaled, where the host's f64 gives -inf. Scaling by powers of
+  // two changes no infinity or NaN that the factors themselves make.
+  let rescue = redo && !c64_isnan(a) && !c64_isnan(b);
   let down = select(1.0f, 1.3552527156068805e-20f, rescue);
   let up = select(1.0f, 7.378697629483821e19f, rescue);
   let q = (c64_mul_plain(a * down, b * down) * up) * up;
@@ -66,14 +69,18 @@ fn c64_square(a: vec2<f32>) -> vec2<f32> {
 // x / +0 without dividing (compilers fold 0 / y to 0).
 fn c64_by_zero(v: f32) -> f32 { return select(copysign_f32(inf_f32(), v), nan_f32(), iszero_f32(v) || isnan_f32(v)); }
 // Smith's algorithm, as NumPy divides: the ratio of b's components, the
-// larger one dividing. a is scaled down when large, so that the sums
-// before the division cannot overflow unless the quotient does.
-fn c64_div(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+// larger one dividing. a and b are each scaled down when large, so that
+// the sums before the division cannot overflow unless the quotient does
+// (b's denominator b.x + b.y * rat reaches 2|b|: (3e38 + 3e38i) / itself
+// is 1, not 0).
+fn c64_div(a: vec2<f32>, b_in: vec2<f32>) -> vec2<f32> {
+  let big_a = max(abs(a.x), abs(a.y)) > 1.0e38f;
+  let big_b = max(abs(b_in.x), abs(b_in.y)) > 1.0e38f;
+  let n = select(a, a * 0.25f, big_a);
+  let b = select(b_in, b_in * 0.25f, big_b);
+  let k = select(1.0f, 4.0f, big_a) * select(1.0f, 0.25f, big_b);
   let br = abs(b.x);
   let bi = abs(b.y);
-  let big = max(abs(a.x), abs(a.y)) > 1.0e38f;
-  let n = select(a, a * 0.25f, big);
-  let k = select(1.0f, 4.0f, big);
   if (br >= bi) {
     if (iszero_f32(br) && iszero_f32(bi)) { return vec2<f32>(c64_by_zero(a.x), c64_by_zero(a.y)); }
     let rat = b.y / b.x;
