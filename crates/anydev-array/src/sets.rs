@@ -125,13 +125,13 @@ pub fn isin(x1: &Array, x2: &Array, invert: bool) -> Result<Array> {
     if x2.size() == 0 {
         return filled(ctx, DType::Bool, x1.shape(), Scalar::Bool(invert));
     }
-    let needles = x1.flatten()?.astype(dtype)?;
+    let (needles, haystack) = (x1.flatten()?.astype(dtype)?, x2.flatten()?.astype(dtype)?);
     if dtype.is_complex() {
-        let found = isin_unordered(&x2.flatten()?.astype(dtype)?, &needles)?;
+        let found = isin_unordered(&haystack, &needles)?;
         let found = if invert { found.logical_not()? } else { found };
         return found.reshape_to(x1.shape());
     }
-    let haystack = sort(&x2.flatten()?.astype(dtype)?, 0, Order::Ascending)?;
+    let haystack = sort(&haystack, 0, Order::Ascending)?;
     // The first position not below each needle holds it if anything does.
     let last = haystack.size() as i64 - 1;
     let at = searchsorted(&haystack, &needles, Side::Left)?.minimum(last)?;

@@ -276,13 +276,13 @@ pub fn init() -> Result<Communicator> {
         let node = world.split_shared(world.rank());
         (node.rank() as usize, node.size() as usize)
     };
-    let (local_rank, local_rank_source) = match placement::launcher_local_rank(|k| std::env::var(k).ok()) {
-        Ok(Some((r, var))) => (r, var.to_owned()),
+    // A malformed launcher variable fails the device choice below, on
+    // every rank, rather than this rank alone.
+    let launcher = placement::launcher_local_rank(|k| std::env::var(k).ok());
+    let (local_rank, local_rank_source) = match &launcher {
+        Ok(Some((r, var))) => (*r, (*var).to_owned()),
         Ok(None) => (node_rank, "MPI's node-local split".to_owned()),
-        // Kept as text until the device is chosen, which reports it as a
-        // placement error again (so without its own prefix here).
-        Err(DistError::Placement(why)) => (0, format!("error: {why}")),
-        Err(e) => (0, format!("error: {e}")),
+        Err(_) => (0, "a malformed launcher variable".to_owned()),
     };
     let comm = Communicator {
         comm: MpiComm(Some(world.duplicate())),
@@ -306,9 +306,7 @@ pub fn init() -> Result<Communicator> {
     // Choose the device, then agree: a rank that could not choose makes
     // every rank fail, naming it, instead of leaving the others waiting.
     let chosen = (|| -> Result<(Device, Route)> {
-        if let Some(e) = comm.local_rank_source.strip_prefix("error: ") {
-            return Err(DistError::Placement(e.to_owned()));
-        }
+        launcher?;
         let runtime = anydev::runtime();
         let kind = match kind_override {
             Some(kind) => kind,

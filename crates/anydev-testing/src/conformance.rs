@@ -390,7 +390,7 @@ pub fn kind_from_file(path: &Path) -> String {
     let suffix = std::env::consts::DLL_SUFFIX;
     let stem = name
         .match_indices(suffix)
-        .find(|&(at, _)| name[at + suffix.len()..].is_empty() || name[at + suffix.len()..].starts_with('.'))
+        .find(|&(at, _)| matches!(name[at + suffix.len()..].chars().next(), None | Some('.')))
         .map_or(name, |(at, _)| &name[..at]);
     let kind: String = stem
         .chars()
