@@ -12,6 +12,7 @@ pub mod builtin;
 pub mod capability;
 pub mod collective;
 mod device;
+pub mod elf;
 mod error;
 pub mod extension;
 pub mod memory;

@@ -33,7 +33,6 @@ pub mod layout;
 pub mod loader;
 mod memory;
 mod nccl;
-mod soname;
 mod stream;
 
 use anydev_core::backend::{device_at, Backend, Checked, DeviceProperties, TensorRef};

@@ -8,7 +8,7 @@
 //! soname to it, so NVRTC or cuBLAS from a Python wheel can be used
 //! without touching `LD_LIBRARY_PATH`.
 
-use crate::soname::read_soname;
+use anydev_core::elf;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -105,7 +105,7 @@ pub fn check(lib: Lib) -> Result<(), String> {
         // The file opened, but cudarc opens the library by name, and the
         // dynamic loader hands it the pinned file only when that file's
         // soname is the name asked for.
-        soname = read_soname(Path::new(path));
+        soname = elf::soname(Path::new(path));
         if soname.as_ref().is_some_and(|s| !candidates.contains(s)) {
             return Err(named_file_unused(lib, Path::new(path), soname.as_deref()));
         }
@@ -215,7 +215,7 @@ mod tests {
         if !libm.exists() {
             return;
         }
-        let soname = read_soname(libm);
+        let soname = elf::soname(libm);
         assert_eq!(soname.as_deref(), Some("libm.so.6"));
         let message = named_file_unused(Lib::Driver, libm, soname.as_deref());
         assert!(message.contains(DRIVER_PATH_ENV), "{message}");
@@ -233,7 +233,7 @@ mod tests {
         } else {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("src/loader.rs")
         };
-        assert_eq!(read_soname(&this), None);
+        assert_eq!(elf::soname(&this), None);
         let message = named_file_unused(Lib::Driver, &this, None);
         assert!(message.contains("no soname could be read from it"), "{message}");
     }

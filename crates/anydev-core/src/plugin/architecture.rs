@@ -4,7 +4,6 @@
 //! object file: No such file or directory" for a file that exists); this
 //! lets the load failure say what is wrong.
 
-use std::io::Read;
 use std::path::Path;
 
 /// `e_machine` codes of the ELF specification, with their names.
@@ -25,7 +24,7 @@ const MACHINES: &[(u16, &str, &str)] = &[
 /// library at `path` is an ELF object for another processor than this
 /// process's; `None` when it is for this one or cannot be told.
 pub fn mismatch(path: &Path) -> Option<String> {
-    let machine = elf_machine(path)?;
+    let machine = crate::elf::machine(path)?;
     let (host, host_name) = MACHINES
         .iter()
         .find(|(_, arch, _)| *arch == std::env::consts::ARCH)
@@ -38,20 +37,4 @@ pub fn mismatch(path: &Path) -> Option<String> {
         .find(|(code, ..)| *code == machine)
         .map_or_else(|| format!("ELF machine {machine}"), |(.., name)| (*name).to_owned());
     Some(format!("built for {built_for}, but this process runs on {host_name}"))
-}
-
-/// The `e_machine` field of the ELF header at the start of `path`, in the
-/// byte order the header declares; `None` for anything that is not ELF.
-fn elf_machine(path: &Path) -> Option<u16> {
-    let mut header = [0u8; 20];
-    std::fs::File::open(path).ok()?.read_exact(&mut header).ok()?;
-    if header[..4] != *b"\x7fELF" {
-        return None;
-    }
-    let field = [header[18], header[19]];
-    match header[5] {
-        1 => Some(u16::from_le_bytes(field)),
-        2 => Some(u16::from_be_bytes(field)),
-        _ => None,
-    }
 }
