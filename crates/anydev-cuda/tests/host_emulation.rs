@@ -16,10 +16,12 @@
 //! kernel, arange, random, and copy, fill and where for the complex
 //! element sizes, each in its vectorised, contiguous and strided variants;
 //! take for the complex element sizes; the one-thread-per-output kernels
-//! of every reduction and scan, and a long column sum against the exact
-//! sum (within 4 ulps); the matmul kernel for complex dtypes. The
-//! block-wide reductions and scans, sorts and `nonzero` rely on warp
-//! shuffles and more than one thread, which the shim does not model.
+//! of every reduction (whole and split along the reduced dim, with the
+//! kernel combining the splits) and scan, and a long column sum against
+//! the exact sum (within 4 ulps); the matmul kernel for complex dtypes.
+//! The warp- and block-wide reductions and scans, sorts and `nonzero` rely
+//! on warp shuffles and more than one thread, which the shim does not
+//! model.
 //! Skips with a message when no C++ compiler is found.
 
 use anydev_cuda::codegen::{self, ModuleKey};
@@ -583,25 +585,33 @@ fn fold_cases(d: DType, cases: &mut Vec<Case>) {
             out: tensor(&mut o, out, &[1, n]),
         })
         .expect("host reduce");
-        cases.push(Case {
-            module: ModuleKey::Reduce(d),
-            launch: Launch::Direct {
-                inputs: vec![x],
-                setup: format!(
-                    "RedParams p; memset(&p, 0, sizeof p); p.n_out = {n}; p.n_red = 3; p.chunk = 3; p.splits = 1; p.kdim = 1; p.rdim = 1; p.kshape[0] = {n}; p.kst_x[0] = 1; p.kst_o[0] = 1; p.rshape[0] = 3; p.rst[0] = {n};"
-                ),
-                call: format!(
-                    "{}(p, (const {st}*)in0, ({}*)out)",
-                    codegen::reduce_kernel(r, "thread"),
-                    ctype(out)
-                ),
-            },
-            out,
-            n,
-            reference: o,
-            label: format!("{r} {d}"),
-            ulps: 0,
-        });
+        // Whole columns in one pass, and split in two (rows 0-1 and 2, the
+        // splits' partials combined by the second kernel). Complex products
+        // are left whole: multiplication is not associative where
+        // infinities and signed zeros meet, so a split changes those bits.
+        let ways: &[usize] = if r == ReduceOp::Prod && d.is_complex() {
+            &[1]
+        } else {
+            &[1, 2]
+        };
+        for &splits in ways {
+            let chunk = 3usize.div_ceil(splits);
+            cases.push(Case {
+                module: ModuleKey::Reduce(d),
+                launch: Launch::Direct {
+                    inputs: vec![x.clone()],
+                    setup: format!(
+                        "RedParams p; memset(&p, 0, sizeof p); p.n_out = {n}; p.n_red = 3; p.chunk = {chunk}; p.splits = {splits}; p.kdim = 1; p.rdim = 1; p.kshape[0] = {n}; p.kst_x[0] = 1; p.kst_o[0] = 1; p.rshape[0] = 3; p.rst[0] = {n};"
+                    ),
+                    call: split_columns_call(r, &format!("(const {st}*)in0"), &format!("({}*)out", ctype(out)), n, splits),
+                },
+                out,
+                n,
+                reference: o.clone(),
+                label: format!("{r} {d} in {splits} splits"),
+                ulps: 0,
+            });
+        }
     }
     for &s in ScanOp::ALL {
         if d == DType::Bool {
@@ -689,18 +699,52 @@ fn long_column_sum_case(cases: &mut Vec<Case>) {
     cases.push(Case {
         module: ModuleKey::Reduce(DType::F32),
         launch: Launch::Direct {
-            inputs: vec![x],
+            inputs: vec![x.clone()],
             setup: format!(
                 "RedParams p; memset(&p, 0, sizeof p); p.n_out = {columns}; p.n_red = {rows}; p.chunk = {rows}; p.splits = 1; p.kdim = 1; p.rdim = 1; p.kshape[0] = {columns}; p.kst_x[0] = 1; p.kst_o[0] = 1; p.rshape[0] = {rows}; p.rst[0] = {columns};"
             ),
-            call: format!("{}(p, (const float*)in0, (float*)out)", codegen::reduce_kernel(ReduceOp::Sum, "thread")),
+            call: split_columns_call(ReduceOp::Sum, "(const float*)in0", "(float*)out", columns, 1),
+        },
+        out: DType::F32,
+        n: columns,
+        reference: reference.clone(),
+        label: "long column sum f32".into(),
+        ulps: 4,
+    });
+    // The same columns in 7 splits of 2,858 rows (the last shorter), as the
+    // backend splits long columns: the partials combine in the same tiers.
+    let chunk = rows.div_ceil(7);
+    cases.push(Case {
+        module: ModuleKey::Reduce(DType::F32),
+        launch: Launch::Direct {
+            inputs: vec![x],
+            setup: format!(
+                "RedParams p; memset(&p, 0, sizeof p); p.n_out = {columns}; p.n_red = {rows}; p.chunk = {chunk}; p.splits = 7; p.kdim = 1; p.rdim = 1; p.kshape[0] = {columns}; p.kst_x[0] = 1; p.kst_o[0] = 1; p.rshape[0] = {rows}; p.rst[0] = {columns};"
+            ),
+            call: split_columns_call(ReduceOp::Sum, "(const float*)in0", "(float*)out", columns, 7),
         },
         out: DType::F32,
         n: columns,
         reference,
-        label: "long column sum f32".into(),
+        label: "long column sum f32 in 7 splits".into(),
         ulps: 4,
     });
+}
+
+/// The C++ statements running the one-thread-per-output reduction kernel
+/// over `splits` splits of its rows (`blockIdx.y`, the partials in a
+/// scratch array) and, when split, the kernel that combines them.
+fn split_columns_call(r: ReduceOp, x: &str, out: &str, n_out: usize, splits: usize) -> String {
+    let thread = codegen::reduce_kernel(r, "thread");
+    if splits == 1 {
+        return format!("{thread}(p, {x}, {out}, nullptr)");
+    }
+    let columns = codegen::reduce_kernel(r, "columns");
+    format!(
+        "static R_{}::Acc ws[{}]; for (blockIdx.y = 0; blockIdx.y < {splits}; ++blockIdx.y) {thread}(p, {x}, {out}, ws); blockIdx.y = 0; {columns}(p, ws, {out})",
+        r.name(),
+        n_out * splits,
+    )
 }
 
 fn cases() -> Vec<Case> {

@@ -433,8 +433,18 @@ fn reduce_module(s: &mut String, t: Ty) {
         let k = |stage: &str| reduce_kernel(op, stage);
         let _ = writeln!(
             s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, const {st}* __restrict__ x, {out}* __restrict__ out) {{ reduce_thread<{r}, {st}>(p, x, out); }}",
+            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, const {st}* __restrict__ x, {out}* __restrict__ out, {r}::Acc* __restrict__ ws) {{ reduce_thread<{r}, {st}>(p, x, out, ws); }}",
             k("thread")
+        );
+        let _ = writeln!(
+            s,
+            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, const {r}::Acc* __restrict__ ws, {out}* __restrict__ out) {{ reduce_columns_final<{r}>(p, ws, out); }}",
+            k("columns")
+        );
+        let _ = writeln!(
+            s,
+            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, const {st}* __restrict__ x, {out}* __restrict__ out) {{ reduce_warp<{r}, {st}>(p, x, out); }}",
+            k("warp")
         );
         let _ = writeln!(
             s,

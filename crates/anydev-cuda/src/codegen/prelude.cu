@@ -428,6 +428,20 @@ struct Fold {
             return;
         }
         b0 = R::step(b0, x, i);
+        carry();
+    }
+    // Another thread's accumulator, as one value of the same tiers (a
+    // split's partial in the pass that combines the splits).
+    __device__ __forceinline__ void merge(typename R::Acc a) {
+        if (!R::tiered) {
+            total = R::combine(total, a);
+            return;
+        }
+        b0 = R::combine(b0, a);
+        carry();
+    }
+    // Counts the value just folded into b0 and moves each full tier up.
+    __device__ __forceinline__ void carry() {
         if ((++n & 15u) != 0u) return;
         b1 = R::combine(b1, b0);
         b0 = R::init();
@@ -443,21 +457,107 @@ struct Fold {
     }
 };
 
-// One thread per output: short reductions, or outputs adjacent in memory.
+// One thread per output, folding split `blockIdx.y` of its reduced range:
+// short reductions, or outputs adjacent in memory (a column sum of a
+// row-major matrix, whose threads read neighbouring addresses). With
+// several splits each thread's partial goes to `ws[split][output]`, which
+// `reduce_columns_final` combines; splitting gives long columns enough
+// threads to keep the memory system busy.
 template <class R, class T>
 __device__ __forceinline__ void reduce_thread(const RedParams& p, const T* __restrict__ x,
-                                              typename R::Out* __restrict__ out) {
+                                              typename R::Out* __restrict__ out, typename R::Acc* __restrict__ ws) {
+    const u64 start = (u64)blockIdx.y * p.chunk;
+    const u64 end = start + p.chunk < p.n_red ? start + p.chunk : p.n_red;
     for (u64 o = global_thread(); o < p.n_out; o += grid_threads()) {
         i64 ox, oo;
         kept_offsets(p, o, ox, oo);
         Fold<R> f;
         if (p.rdim == 1) {
             const i64 st = p.rst[0];
-            for (u64 r = 0; r < p.n_red; ++r) f.add(x[ox + (i64)r * st], (i64)r);
+            u64 r = start;
+            // Four loads in flight before their adds.
+            for (; r + 3 < end; r += 4) {
+                T v0 = x[ox + (i64)r * st];
+                T v1 = x[ox + (i64)(r + 1) * st];
+                T v2 = x[ox + (i64)(r + 2) * st];
+                T v3 = x[ox + (i64)(r + 3) * st];
+                f.add(v0, (i64)r);
+                f.add(v1, (i64)(r + 1));
+                f.add(v2, (i64)(r + 2));
+                f.add(v3, (i64)(r + 3));
+            }
+            for (; r < end; ++r) f.add(x[ox + (i64)r * st], (i64)r);
         } else {
-            for (u64 r = 0; r < p.n_red; ++r) f.add(x[ox + red_offset(p, r)], (i64)r);
+            for (u64 r = start; r < end; ++r) f.add(x[ox + red_offset(p, r)], (i64)r);
         }
+        if (p.splits == 1) {
+            out[oo] = R::finish(f.result());
+        } else {
+            ws[(u64)blockIdx.y * p.n_out + o] = f.result();
+        }
+    }
+}
+
+// One thread per output over the splits `reduce_thread` left in `ws`.
+template <class R>
+__device__ __forceinline__ void reduce_columns_final(const RedParams& p, const typename R::Acc* __restrict__ ws,
+                                                     typename R::Out* __restrict__ out) {
+    for (u64 o = global_thread(); o < p.n_out; o += grid_threads()) {
+        i64 ox, oo;
+        kept_offsets(p, o, ox, oo);
+        Fold<R> f;
+        int s = 0;
+        // Four loads in flight before their merges, as in `reduce_thread`.
+        for (; s + 3 < p.splits; s += 4) {
+            typename R::Acc a0 = ws[(u64)s * p.n_out + o];
+            typename R::Acc a1 = ws[(u64)(s + 1) * p.n_out + o];
+            typename R::Acc a2 = ws[(u64)(s + 2) * p.n_out + o];
+            typename R::Acc a3 = ws[(u64)(s + 3) * p.n_out + o];
+            f.merge(a0);
+            f.merge(a1);
+            f.merge(a2);
+            f.merge(a3);
+        }
+        for (; s < p.splits; ++s) f.merge(ws[(u64)s * p.n_out + o]);
         out[oo] = R::finish(f.result());
+    }
+}
+
+// A warp per output: outputs folding a run of moderate length each along
+// contiguous reduced dims (a row sum of a row-major matrix). The lanes read
+// neighbouring elements and combine by shuffles, with none of
+// `reduce_block`'s barriers; a block holds several outputs.
+template <class R, class T>
+__device__ __forceinline__ void reduce_warp(const RedParams& p, const T* __restrict__ x,
+                                            typename R::Out* __restrict__ out) {
+    const u64 lane = threadIdx.x & 31;
+    const u64 warps = grid_threads() >> 5;
+    // The same `o` for the 32 lanes of a warp, so the shuffles see them all.
+    for (u64 o = global_thread() >> 5; o < p.n_out; o += warps) {
+        i64 ox, oo;
+        kept_offsets(p, o, ox, oo);
+        Fold<R> f;
+        if (p.rdim == 1) {
+            const i64 st = p.rst[0];
+            u64 r = lane;
+            for (; r + 96 < p.n_red; r += 128) {
+                T v0 = x[ox + (i64)r * st];
+                T v1 = x[ox + (i64)(r + 32) * st];
+                T v2 = x[ox + (i64)(r + 64) * st];
+                T v3 = x[ox + (i64)(r + 96) * st];
+                f.add(v0, (i64)r);
+                f.add(v1, (i64)(r + 32));
+                f.add(v2, (i64)(r + 64));
+                f.add(v3, (i64)(r + 96));
+            }
+            for (; r < p.n_red; r += 32) f.add(x[ox + (i64)r * st], (i64)r);
+        } else {
+            for (u64 r = lane; r < p.n_red; r += 32) f.add(x[ox + red_offset(p, r)], (i64)r);
+        }
+        typename R::Acc acc = f.result();
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1) acc = R::combine(acc, R::shfl(acc, d));
+        if (lane == 0) out[oo] = R::finish(acc);
     }
 }
 

@@ -111,6 +111,14 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Reduce(ReduceOp::Sum))
             .op(OpCode::Reduce(ReduceOp::Max)),
         Case::new("reductions::bad_axes", bad_axes),
+        Case::new(
+            "reductions::rows_and_columns_of_many_lengths",
+            rows_and_columns_of_many_lengths,
+        )
+        .dtypes(&[DType::F32, DType::I32])
+        .op(OpCode::Reduce(ReduceOp::Sum))
+        .op(OpCode::Reduce(ReduceOp::Max))
+        .op(OpCode::Reduce(ReduceOp::ArgMin)),
         Case::new("reductions::long_sums_stay_accurate", long_sums_stay_accurate)
             .dtypes(&[DType::F32])
             .op(OpCode::Fill)
@@ -147,6 +155,46 @@ fn long_sums_stay_accurate(ctx: &CaseCtx) -> Result<(), Failure> {
                 format!("{got} ({error:.1e} off)"),
             )?;
         }
+    }
+    Ok(())
+}
+
+/// Sums, maxima and first minima along the rows or columns of matrices
+/// whose shapes pick each of a GPU backend's reduction kernels: a thread
+/// per output, its column whole or split into parts; a warp per output; a
+/// block per output, whole or split. The values are small integers
+/// (exact sums in f32 in any order) repeating every 23, so each minimum
+/// ties and the first index must win wherever the line was split.
+fn rows_and_columns_of_many_lengths(ctx: &CaseCtx) -> Result<(), Failure> {
+    let dtype = ctx.dtype();
+    let value = |i: usize| ((i * 37) % 23) as i64 - 11;
+    let shapes = [
+        (300, 1030, 0),
+        (1100, 1024, 0),
+        (40_000, 3, 0),
+        (2000, 70, 1),
+        (1100, 1000, 1),
+        (3, 40_000, 1),
+    ];
+    for (rows, cols, axis) in shapes {
+        let values: Vec<f64> = (0..rows * cols).map(|i| value(i) as f64).collect();
+        let x = r::array(&values, &[rows, cols], dtype, ctx.device)?;
+        let (outputs, length) = if axis == 0 { (cols, rows) } else { (rows, cols) };
+        let (mut sum, mut max, mut argmin) = (vec![], vec![], vec![]);
+        for o in 0..outputs {
+            let line: Vec<i64> = (0..length)
+                .map(|k| value(if axis == 0 { k * cols + o } else { o * cols + k }))
+                .collect();
+            let lowest = line.iter().min().copied().unwrap_or_default();
+            sum.push(line.iter().sum::<i64>() as f64);
+            max.push(line.iter().max().copied().unwrap_or_default() as f64);
+            argmin.push(line.iter().position(|&v| v == lowest).unwrap_or_default() as f64);
+        }
+        let what = |op: &str| format!("{op} over axis {axis} of [{rows}, {cols}]");
+        let axis = axis as isize;
+        check_array(&what("sum"), &[outputs], &sum, &x.sum(axis, false)?)?;
+        check_array(&what("max"), &[outputs], &max, &x.max(axis, false)?)?;
+        check_array(&what("argmin"), &[outputs], &argmin, &x.argmin(Some(axis), false)?)?;
     }
     Ok(())
 }
