@@ -139,7 +139,7 @@ macro_rules! binary {
 pub const BOUNDS: &[Bound] = &[
     //     op           call             reference     aim host       wgpu       cuda       wgpu today
     unary!(Acos,        ad::acos,        f64::acos,     1, 1,         1,         1,         "1"),
-    unary!(Acosh,       ad::acosh,       f64::acosh,    1, 1,         1,         1,         "0"),
+    unary!(Acosh,       ad::acosh,       f64::acosh,    1, 1,         1,         2,         "0"),
     unary!(Asin,        ad::asin,        f64::asin,     1, 1,         1,         1,         "1"),
     unary!(Asinh,       ad::asinh,       f64::asinh,    1, 1,         1,         1,         "0"),
     unary!(Atan,        ad::atan,        f64::atan,     1, 1,         1,         1,         "1"),
