@@ -192,8 +192,9 @@ def test_from_dlpack_uses_writable_host_memory_in_place():
         np.testing.assert_array_equal(np.from_dlpack(x, copy=True), view(a))
         x[0, 0] = 100.0
         assert source[0, 0] == 100.0
-    # asarray takes the same path; copy=True is a copy.
-    y = xp.asarray(a)
+    # asarray onto cpu:0 takes the same path (the default device may be
+    # another); copy=True is a copy.
+    y = xp.asarray(a, device=CPU)
     a[0, 0] = 7.0
     assert float(y[0, 0]) == 7.0
     z = xp.from_dlpack(a, copy=True)
