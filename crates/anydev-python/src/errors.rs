@@ -2,8 +2,9 @@
 //! this crate calls into anydev: [`compute`], with the GIL released (or,
 //! for a small op on the host, [`compute_elementwise`], with it held).
 
+use crate::dtype::python_name;
 use anydev::shape::{broadcast_shapes, checked_size};
-use anydev::{Array, Device, Error};
+use anydev::{Array, DType, Device, Error};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyIndexError, PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -38,14 +39,15 @@ pub fn axis_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
         .map(|class| class.bind(py))
 }
 
-/// The Python exception for an anydev error; the message is the Rust one.
+/// The Python exception for an anydev error; the message is the Rust one,
+/// with dtypes spelled as in Python ([`python_dtype_names`]).
 ///
 /// Dtypes an op does not take are `TypeError`, as the standard says for
 /// unsupported input dtypes; shapes, devices and values are `ValueError`,
 /// axes [`axis_error`]; what the backend or the machine failed at is
 /// `RuntimeError`, except memory, which is `MemoryError`.
 pub fn to_py(e: Error) -> PyErr {
-    let message = e.to_string();
+    let message = python_dtype_names(&e.to_string());
     match e {
         Error::IndexOutOfBounds { .. } => PyIndexError::new_err(message),
         Error::InvalidAxis { .. } => Python::attach(|py| match axis_error(py) {
@@ -63,6 +65,32 @@ pub fn to_py(e: Error) -> PyErr {
         }
         _ => PyValueError::new_err(message),
     }
+}
+
+/// `message` with every word that is a dtype's Rust name (`f64`, `u8`,
+/// `c64`) replaced by its Python name (`float64`, `uint8`, `complex64`):
+/// a Python user never meets the short names. Words run over letters,
+/// digits and `_`, so `libfoo_f32.so` or `f32x4` stay as they are.
+fn python_dtype_names(message: &str) -> String {
+    let mut out = String::with_capacity(message.len() + 16);
+    let mut rest = message;
+    while let Some(start) = rest.find(is_word) {
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end = rest.find(|c: char| !is_word(c)).unwrap_or(rest.len());
+        let word = &rest[..end];
+        match DType::ALL.iter().find(|d| d.name() == word) {
+            Some(&dtype) => out.push_str(python_name(dtype)),
+            None => out.push_str(word),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
 /// Runs `f` (anything that computes on a device or waits for one) with the

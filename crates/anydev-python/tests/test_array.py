@@ -2,6 +2,7 @@
 Python scalars (NEP 50), indexing, conversions."""
 
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -113,6 +114,18 @@ def test_a_python_scalar_out_of_the_dtypes_range_is_an_error(device):
     x = xp.asarray([1, 2], dtype=xp.uint8, device=device)
     with pytest.raises(TypeError, match="300"):
         x + 300
+
+
+def test_error_messages_name_dtypes_as_python_does(device):
+    needs_dtype(device, xp.uint8, xp.float32)
+    x = xp.asarray([1, 2], dtype=xp.uint8, device=device)
+    with pytest.raises(TypeError) as e:
+        x + 300
+    assert "does not fit in uint8" in str(e.value)
+    assert not re.search(r"\bu8\b", str(e.value)), str(e.value)
+    f = xp.asarray([1.0], dtype=xp.float32, device=device)
+    with pytest.raises(TypeError, match=r"^bitwise_and: float32 is not a valid dtype here"):
+        xp.bitwise_and(f, f)
 
 
 def test_numpy_scalars_act_as_python_scalars_of_their_kind(device):

@@ -296,7 +296,7 @@ def test_containers_and_functions_refuse_bad_fields(device):
     with pytest.raises(ValueError, match="packed has 32 elements"):
         quant.dequantize_4bit(quant.Quantized4bit(u8, xp.zeros(4, dtype=xp.float32, device=device), (16, 16),
                                                   xp.float32, 64, "nf4"))
-    with pytest.raises(TypeError, match="x must be f32, f16 or bf16"):
+    with pytest.raises(TypeError, match="x must be float32, float16 or bfloat16"):
         quant.quantize_4bit(xp.zeros(64, dtype=xp.int32, device=device))
 
 
