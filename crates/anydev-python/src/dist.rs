@@ -18,7 +18,7 @@
 
 use crate::array::PyArray;
 use crate::device::PyDevice;
-use crate::errors::{to_py, UnsupportedError};
+use crate::errors::{python_dtype_names, to_py, UnsupportedError};
 use anydev_dist::{Communicator, DistError, Engine, ReduceOp};
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
@@ -66,17 +66,19 @@ impl Registry {
     }
 }
 
-/// The Python exception for a distributed error; the message is the Rust one.
+/// The Python exception for a distributed error; the message is the Rust
+/// one, with dtypes spelled as in Python.
 fn dist_err(e: DistError) -> PyErr {
+    let message = python_dtype_names(&e.to_string());
     match e {
         DistError::Array(e) => to_py(e),
-        DistError::Timeout { .. } => PyTimeoutError::new_err(e.to_string()),
-        DistError::Unsupported { .. } => UnsupportedError::new_err(e.to_string()),
+        DistError::Timeout { .. } => PyTimeoutError::new_err(message),
+        DistError::Unsupported { .. } => UnsupportedError::new_err(message),
         DistError::Config(_) | DistError::Mismatch { .. } | DistError::InvalidInput { .. } => {
-            PyValueError::new_err(e.to_string())
+            PyValueError::new_err(message)
         }
         DistError::Init(_) | DistError::Placement(_) | DistError::PeerFailed { .. } | DistError::Broken(_) => {
-            PyRuntimeError::new_err(e.to_string())
+            PyRuntimeError::new_err(message)
         }
     }
 }

@@ -71,7 +71,7 @@ pub fn to_py(e: Error) -> PyErr {
 /// `c64`) replaced by its Python name (`float64`, `uint8`, `complex64`):
 /// a Python user never meets the short names. Words run over letters,
 /// digits and `_`, so `libfoo_f32.so` or `f32x4` stay as they are.
-fn python_dtype_names(message: &str) -> String {
+pub fn python_dtype_names(message: &str) -> String {
     let mut out = String::with_capacity(message.len() + 16);
     let mut rest = message;
     while let Some(start) = rest.find(is_word) {
