@@ -118,7 +118,11 @@ pub fn cases() -> Vec<Case> {
         .dtypes(&[DType::F32, DType::I32])
         .op(OpCode::Reduce(ReduceOp::Sum))
         .op(OpCode::Reduce(ReduceOp::Max))
-        .op(OpCode::Reduce(ReduceOp::ArgMin)),
+        .op(OpCode::Reduce(ReduceOp::ArgMin))
+        // argmin gives int64; int32 sums widen to int64 first.
+        .needs(crate::Need::DType(DType::I64))
+        .op(OpCode::Cast)
+        .ops_for(DType::I64, &[OpCode::Reduce(ReduceOp::Sum)]),
         Case::new("reductions::long_sums_stay_accurate", long_sums_stay_accurate)
             .dtypes(&[DType::F32])
             .op(OpCode::Fill)
