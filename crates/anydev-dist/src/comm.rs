@@ -497,6 +497,7 @@ impl Communicator {
             meta.dtype = Some(x.dtype());
             meta.shape = (x.ndim() <= MAX_DIMS).then(|| x.shape().to_vec());
             meta.kind = x.device().kind().as_str().to_owned();
+            meta.engine = self.route(x.device()).ok().map(|route| route.engine);
         }
         meta.error = prepared.as_ref().err().map(ToString::to_string);
         let agreed = self.exchange(&meta, agree);

@@ -27,6 +27,9 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// Every engine, in the order of their codes in a metadata record.
+    pub(crate) const ALL: [Engine; 3] = [Engine::Mpi, Engine::Nccl, Engine::Plugin];
+
     pub fn name(self) -> &'static str {
         match self {
             Engine::Mpi => "mpi",

@@ -18,7 +18,10 @@ commands:
                     stall (rank 1 never arrives), exit (rank 1 exits at once),
                     error (rank 1 passes a bad root),
                     mismatch (rank 1 passes another shape),
-                    device-stall (rank 1 leaves the plugin engine mid-job)
+                    engine (rank 1 routes the device's arrays through mpi),
+                    device-stall (rank 1's device is busy past the timeout
+                    when a device collective comes; needs the simulator's
+                    ANYDEV_SIM_OP_DELAY_US)
 
 environment: ANYDEV_DIST_KIND, ANYDEV_DIST_BACKEND, ANYDEV_DIST_TIMEOUT (docs/distributed.md)";
 
@@ -649,30 +652,62 @@ fn drill(world: &Communicator, scenario: &str) -> Result<ExitCode, DistError> {
                 matches!(e, DistError::Mismatch { rank: 1, .. })
             })
         }
+        "engine" => {
+            if rank == 1 {
+                world.set_engine(world.device().kind().as_str(), Engine::Mpi)?;
+            }
+            (world.all_reduce(&x, ReduceOp::Sum).map(|_| ()), |e, _| {
+                matches!(
+                    e,
+                    DistError::Mismatch {
+                        rank: 1,
+                        field: "engine",
+                        ..
+                    }
+                )
+            })
+        }
         "device-stall" => {
-            // The device's communicator works at first; then rank 1 takes
-            // its arrays through MPI instead, so the others wait inside the
-            // device's collective until their timeout aborts it (or a
-            // peer's abort ends it first).
+            // The device's communicator works at first; then rank 1 queues
+            // work on its device that outlasts the timeout ahead of the
+            // next collective, so the others wait inside the device's
+            // collective until their timeout aborts it.
             let kind = world.device().kind();
             if !world.route(world.device())?.engine.is_device_native() {
                 return Err(DistError::Config(format!(
                     "the device-stall drill needs {kind} arrays routed through the device's own collectives"
                 )));
             }
+            let delay = std::env::var("ANYDEV_SIM_OP_DELAY_US")
+                .ok()
+                .and_then(|us| us.parse::<u64>().ok())
+                .filter(|&us| us > 0)
+                .map(Duration::from_micros)
+                .ok_or_else(|| {
+                    DistError::Config(
+                        "the device-stall drill needs ANYDEV_SIM_OP_DELAY_US (the simulator's delay per op)".into(),
+                    )
+                })?;
             world.all_reduce(&x, ReduceOp::Sum)?;
+            // Kept until the collective is queued: freeing them could wait.
+            let mut busy = Vec::new();
             if rank == 1 {
-                world.set_engine(kind.as_str(), Engine::Mpi)?;
+                let ops = 2 * timeout.as_micros() / delay.as_micros() + 1;
+                for _ in 0..ops {
+                    busy.push(x.add(&x)?);
+                }
             }
-            (world.all_reduce(&x, ReduceOp::Sum).map(|_| ()), |e, me| match e {
+            let outcome = world.all_reduce(&x, ReduceOp::Sum).map(|_| ());
+            drop(busy);
+            (outcome, |e, _| match e {
                 DistError::Timeout { .. } => true,
-                DistError::Array(e) => me != 1 && e.to_string().contains("aborted"),
+                DistError::Array(e) => e.to_string().contains("aborted"),
                 _ => false,
             })
         }
         other => {
             return Err(DistError::Config(format!(
-                "unknown drill {other:?}; drills: stall, exit, error, mismatch, device-stall"
+                "unknown drill {other:?}; drills: stall, exit, error, mismatch, engine, device-stall"
             )))
         }
     };

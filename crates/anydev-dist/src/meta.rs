@@ -2,11 +2,12 @@
 //!
 //! A fixed-size record, so the exchange itself can never disagree on its
 //! size: the call, its sequence number on the communicator, the reduce op,
-//! dtype, shape, device kind, root, and whether this rank already failed
-//! (with its message). All ranks compare every record with rank 0's in the
+//! dtype, shape, device kind, the engine the array travels through, root,
+//! and whether this rank already failed (with its message). All ranks compare every record with rank 0's in the
 //! same order, so all of them return the same error.
 
 use crate::error::DistError;
+use crate::Engine;
 use anydev::DType;
 
 pub(crate) const RECORD: usize = 512;
@@ -75,6 +76,11 @@ pub(crate) struct Meta {
     pub dtype: Option<DType>,
     pub shape: Option<Vec<usize>>,
     pub kind: String,
+    /// The engine this rank routes the array's device through: ranks that
+    /// route a kind differently (one set `ANYDEV_DIST_BACKEND` or called
+    /// `set_engine`, another did not) would otherwise wait in two
+    /// different libraries until the timeout.
+    pub engine: Option<Engine>,
     /// Root of a broadcast, -1 where there is none.
     pub root: i32,
     /// Set when this rank failed before the exchange.
@@ -90,6 +96,7 @@ impl Meta {
             dtype: None,
             shape: None,
             kind: String::new(),
+            engine: None,
             root: -1,
             error: None,
         }
@@ -113,6 +120,7 @@ impl Meta {
         }
         r[16..20].copy_from_slice(&self.root.to_le_bytes());
         r[20] = u8::from(self.error.is_some());
+        r[21] = self.engine.map_or(0, |e| e as u8 + 1);
         put_str(&mut r[24..24 + KIND_BYTES], &self.kind);
         if let Some(message) = &self.error {
             put_str(&mut r[MESSAGE_AT..], message);
@@ -141,6 +149,10 @@ impl Meta {
             ),
             _ => return None,
         };
+        let engine = match r[21] {
+            0 => None,
+            code => Some(*Engine::ALL.get(usize::from(code) - 1)?),
+        };
         Some(Meta {
             call,
             seq,
@@ -148,6 +160,7 @@ impl Meta {
             dtype,
             shape,
             kind: get_str(&r[24..24 + KIND_BYTES]),
+            engine,
             root: i32::from_le_bytes(r[16..20].try_into().ok()?),
             error: (r[20] != 0).then(|| get_str(&r[MESSAGE_AT..])),
         })
@@ -219,6 +232,10 @@ pub(crate) fn compare(records: &[Meta], agree: Agree, reduce_name: fn(u8) -> Str
         if m.kind != first.kind {
             return Err(mismatch("device kind", m.kind.clone(), first.kind.clone()));
         }
+        if m.engine != first.engine {
+            let show = |e: Option<Engine>| e.map_or("none", Engine::name).to_owned();
+            return Err(mismatch("engine", show(m.engine), show(first.engine)));
+        }
         if m.dtype != first.dtype {
             let show = |d: Option<DType>| d.map_or("none".into(), |d| d.to_string());
             return Err(mismatch("dtype", show(m.dtype), show(first.dtype)));
@@ -240,6 +257,7 @@ mod tests {
             dtype: Some(DType::F32),
             shape: Some(shape.to_vec()),
             kind: "sim".into(),
+            engine: Some(Engine::Plugin),
             reduce: 1,
             ..Meta::new(Call::AllReduce, 7)
         }
@@ -258,6 +276,7 @@ mod tests {
         assert_eq!(back.call, m.call);
         assert_eq!(back.shape, m.shape);
         assert_eq!(back.root, 2);
+        assert_eq!(back.engine, Some(Engine::Plugin));
         let message = back.error.unwrap();
         assert!(
             m.error.unwrap().starts_with(&message) && message.len() > 300,
@@ -280,6 +299,11 @@ mod tests {
         other[3].dtype = Some(DType::F64);
         let e = compare(&other, Agree { shape: false }, name).unwrap_err().to_string();
         assert!(e.contains("rank 3 has dtype f64 but rank 0 has f32"), "{e}");
+
+        let mut engine = records.clone();
+        engine[2].engine = Some(Engine::Mpi);
+        let e = compare(&engine, Agree { shape: true }, name).unwrap_err().to_string();
+        assert!(e.contains("rank 2 has engine mpi but rank 0 has plugin"), "{e}");
 
         let mut call = records.clone();
         call[1] = Meta::new(Call::Barrier, 7);

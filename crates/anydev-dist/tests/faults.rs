@@ -92,11 +92,15 @@ fn a_stalled_rank_makes_the_others_time_out() {
 #[test]
 fn a_stall_inside_a_plugin_collective_is_aborted_at_the_timeout() {
     let plugin = sim_plugin();
+    // Every simulated op takes 0.25 s, so rank 1's queue of work outlasts
+    // the 2 s timeout by 2 s.
     let env = [
         "-x",
         &plugin,
         "-x",
         "ANYDEV_SIM_DEVICES=3",
+        "-x",
+        "ANYDEV_SIM_OP_DELAY_US=250000",
         "-x",
         "ANYDEV_DIST_KIND=sim",
     ];
@@ -105,17 +109,39 @@ fn a_stall_inside_a_plugin_collective_is_aborted_at_the_timeout() {
     // reports the job as failed; what counts is each rank's verdict.
     let all = text(&out);
     let lines = ok_lines(&all, "device-stall", &[0, 1, 2]);
-    // Rank 1 waits in MPI, the others in the plugin's collective; at least
-    // one of those times out there and aborts it (a peer may see the abort
-    // before its own timeout).
-    assert!(lines[1].contains("no progress for 2s while reducing"), "{}", lines[1]);
+    // Ranks 0 and 2 wait inside the plugin's collective for rank 1, whose
+    // device is busy; at least one of them times out there and aborts it
+    // (a peer may see the abort before its own timeout).
     assert!(
-        lines
+        lines[0..1]
             .iter()
-            .any(|l| l.contains("while moving data through the device's collectives")),
+            .chain(&lines[2..])
+            .any(|l| l.contains("no progress for 2s while moving data through the device's collectives")),
         "{all}"
     );
     assert!(took < Duration::from_secs(20), "the job took {took:?}:\n{all}");
+}
+
+#[test]
+fn a_rank_routing_a_kind_differently_is_named_at_once() {
+    let plugin = sim_plugin();
+    let env = [
+        "-x",
+        &plugin,
+        "-x",
+        "ANYDEV_SIM_DEVICES=3",
+        "-x",
+        "ANYDEV_DIST_KIND=sim",
+    ];
+    let (out, took) = mpirun_with(&env, 3, &["drill", "engine"]);
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    for line in ok_lines(&all, "engine", &[0, 1, 2]) {
+        assert!(line.contains("rank 1 has engine mpi but rank 0 has plugin"), "{line}");
+    }
+    // Before the engine was in the metadata, the ranks waited in two
+    // libraries until the timeout.
+    assert!(took < Duration::from_secs(15), "took {took:?}:\n{all}");
 }
 
 #[test]
