@@ -425,32 +425,15 @@ impl Exec<'_> {
             };
             p.splits = splits as i32;
             p.chunk = n_red.div_ceil(splits) as u64;
-            let scratch = self.split_scratch(op, x.dtype, n_out, splits)?;
-            let ws: u64 = scratch.as_ref().map_or(0, |s| s.ptr);
             let grid = blocks(n_out as u64, BLOCK, self.grid_cap());
-            let args = [
-                &p as *const RedParams as *mut c_void,
-                &xp as *const u64 as *mut c_void,
-                &op_ptr as *const u64 as *mut c_void,
-                &ws as *const u64 as *mut c_void,
-            ];
-            self.launch(
-                module,
-                &codegen::reduce_kernel(op, "thread"),
-                (grid, splits as u32),
-                BLOCK,
-                &args,
-            )?;
-            if splits > 1 {
-                let args = [
-                    &p as *const RedParams as *mut c_void,
-                    &ws as *const u64 as *mut c_void,
-                    &op_ptr as *const u64 as *mut c_void,
-                ];
-                self.launch(module, &codegen::reduce_kernel(op, "columns"), (grid, 1), BLOCK, &args)?;
-            }
-            drop(scratch);
-            return Ok(());
+            return self.launch_reduction(
+                op,
+                x.dtype,
+                &p,
+                (xp, op_ptr),
+                ("thread", (grid, splits as u32)),
+                ("columns", grid),
+            );
         }
         // Many outputs, each a contiguous run of moderate length (a row sum
         // of a row-major matrix): a warp per output.
@@ -474,47 +457,61 @@ impl Exec<'_> {
         };
         p.splits = splits as i32;
         p.chunk = n_red.div_ceil(splits) as u64;
-        let scratch = self.split_scratch(op, x.dtype, n_out, splits)?;
+        self.launch_reduction(
+            op,
+            x.dtype,
+            &p,
+            (xp, op_ptr),
+            ("block", (n_out as u32, splits as u32)),
+            ("final", n_out as u32),
+        )
+    }
+
+    /// Launches a reduction's kernel `stage` over `grid` (its y the splits of
+    /// each output's range) on x and out, and, when `p` is split, the
+    /// kernel `merge` over `merge_grid` blocks to combine the parts from
+    /// scratch memory.
+    fn launch_reduction(
+        &self,
+        op: ReduceOp,
+        dtype: DType,
+        p: &RedParams,
+        (x, out): (u64, u64),
+        (stage, grid): (&str, (u32, u32)),
+        (merge, merge_grid): (&str, u32),
+    ) -> Result<()> {
+        let module = ModuleKey::Reduce(dtype);
+        let split = p.splits > 1;
+        let scratch = if split {
+            let bytes = p.n_out as usize * p.splits as usize * codegen::reduce_acc_size(op, dtype);
+            Some(Scratch::new(self.dev, self.stream, bytes)?)
+        } else {
+            None
+        };
         let ws: u64 = scratch.as_ref().map_or(0, |s| s.ptr);
         let args = [
-            &p as *const RedParams as *mut c_void,
-            &xp as *const u64 as *mut c_void,
-            &op_ptr as *const u64 as *mut c_void,
+            p as *const RedParams as *mut c_void,
+            &x as *const u64 as *mut c_void,
+            &out as *const u64 as *mut c_void,
             &ws as *const u64 as *mut c_void,
         ];
-        self.launch(
-            module,
-            &codegen::reduce_kernel(op, "block"),
-            (n_out as u32, splits as u32),
-            BLOCK,
-            &args,
-        )?;
-        if splits > 1 {
+        self.launch(module, &codegen::reduce_kernel(op, stage), grid, BLOCK, &args)?;
+        if split {
             let args = [
-                &p as *const RedParams as *mut c_void,
+                p as *const RedParams as *mut c_void,
                 &ws as *const u64 as *mut c_void,
-                &op_ptr as *const u64 as *mut c_void,
+                &out as *const u64 as *mut c_void,
             ];
             self.launch(
                 module,
-                &codegen::reduce_kernel(op, "final"),
-                (n_out as u32, 1),
+                &codegen::reduce_kernel(op, merge),
+                (merge_grid, 1),
                 BLOCK,
                 &args,
             )?;
         }
         drop(scratch);
         Ok(())
-    }
-
-    /// Room for the partial accumulators of a reduction split `splits`
-    /// ways per output; none when it is not split.
-    fn split_scratch(&self, op: ReduceOp, dtype: DType, n_out: usize, splits: usize) -> Result<Option<Scratch>> {
-        if splits == 1 {
-            return Ok(None);
-        }
-        let bytes = n_out * splits * codegen::reduce_acc_size(op, dtype);
-        Scratch::new(self.dev, self.stream, bytes).map(Some)
     }
 
     /// The lines along `axis` of `x` and `out` (same shape).

@@ -457,6 +457,20 @@ struct Fold {
     }
 };
 
+// Folds elements r, r + step, r + 2 step and r + 3 step of a line with
+// stride `st` into `f`: the four loads are in flight before their adds.
+template <class R, class T>
+__device__ __forceinline__ void fold4(Fold<R>& f, const T* __restrict__ line, i64 st, u64 r, u64 step) {
+    const T v0 = line[(i64)r * st];
+    const T v1 = line[(i64)(r + step) * st];
+    const T v2 = line[(i64)(r + 2 * step) * st];
+    const T v3 = line[(i64)(r + 3 * step) * st];
+    f.add(v0, (i64)r);
+    f.add(v1, (i64)(r + step));
+    f.add(v2, (i64)(r + 2 * step));
+    f.add(v3, (i64)(r + 3 * step));
+}
+
 // One thread per output, folding split `blockIdx.y` of its reduced range:
 // short reductions, or outputs adjacent in memory (a column sum of a
 // row-major matrix, whose threads read neighbouring addresses). With
@@ -475,17 +489,7 @@ __device__ __forceinline__ void reduce_thread(const RedParams& p, const T* __res
         if (p.rdim == 1) {
             const i64 st = p.rst[0];
             u64 r = start;
-            // Four loads in flight before their adds.
-            for (; r + 3 < end; r += 4) {
-                T v0 = x[ox + (i64)r * st];
-                T v1 = x[ox + (i64)(r + 1) * st];
-                T v2 = x[ox + (i64)(r + 2) * st];
-                T v3 = x[ox + (i64)(r + 3) * st];
-                f.add(v0, (i64)r);
-                f.add(v1, (i64)(r + 1));
-                f.add(v2, (i64)(r + 2));
-                f.add(v3, (i64)(r + 3));
-            }
+            for (; r + 3 < end; r += 4) fold4(f, x + ox, st, r, 1);
             for (; r < end; ++r) f.add(x[ox + (i64)r * st], (i64)r);
         } else {
             for (u64 r = start; r < end; ++r) f.add(x[ox + red_offset(p, r)], (i64)r);
@@ -540,16 +544,7 @@ __device__ __forceinline__ void reduce_warp(const RedParams& p, const T* __restr
         if (p.rdim == 1) {
             const i64 st = p.rst[0];
             u64 r = lane;
-            for (; r + 96 < p.n_red; r += 128) {
-                T v0 = x[ox + (i64)r * st];
-                T v1 = x[ox + (i64)(r + 32) * st];
-                T v2 = x[ox + (i64)(r + 64) * st];
-                T v3 = x[ox + (i64)(r + 96) * st];
-                f.add(v0, (i64)r);
-                f.add(v1, (i64)(r + 32));
-                f.add(v2, (i64)(r + 64));
-                f.add(v3, (i64)(r + 96));
-            }
+            for (; r + 96 < p.n_red; r += 128) fold4(f, x + ox, st, r, 32);
             for (; r < p.n_red; r += 32) f.add(x[ox + (i64)r * st], (i64)r);
         } else {
             for (u64 r = lane; r < p.n_red; r += 32) f.add(x[ox + red_offset(p, r)], (i64)r);
@@ -577,16 +572,7 @@ __device__ __forceinline__ void reduce_block(const RedParams& p, const T* __rest
     if (p.rdim == 1) {
         const i64 st = p.rst[0];
         u64 r = start + threadIdx.x;
-        for (; r + 3 * bs < end; r += 4 * bs) {
-            T v0 = x[ox + (i64)r * st];
-            T v1 = x[ox + (i64)(r + bs) * st];
-            T v2 = x[ox + (i64)(r + 2 * bs) * st];
-            T v3 = x[ox + (i64)(r + 3 * bs) * st];
-            f.add(v0, (i64)r);
-            f.add(v1, (i64)(r + bs));
-            f.add(v2, (i64)(r + 2 * bs));
-            f.add(v3, (i64)(r + 3 * bs));
-        }
+        for (; r + 3 * bs < end; r += 4 * bs) fold4(f, x + ox, st, r, bs);
         for (; r < end; r += bs) f.add(x[ox + (i64)r * st], (i64)r);
     } else {
         for (u64 r = start + threadIdx.x; r < end; r += bs) f.add(x[ox + red_offset(p, r)], (i64)r);
