@@ -29,6 +29,22 @@ fn sim_plugin() -> String {
     format!("ANYDEV_PLUGINS=sim:{}", lib.display())
 }
 
+/// Three ranks, each on its own simulated device through the simulator's
+/// collectives, with the launcher options `extra`.
+fn on_three_sim_ranks(extra: &[&str], args: &[&str]) -> (Output, Duration) {
+    let plugin = sim_plugin();
+    let mut launcher = vec![
+        "-x",
+        &plugin,
+        "-x",
+        "ANYDEV_SIM_DEVICES=3",
+        "-x",
+        "ANYDEV_DIST_KIND=sim",
+    ];
+    launcher.extend_from_slice(extra);
+    mpirun_with(&launcher, 3, args)
+}
+
 fn mpirun_with(launcher: &[&str], ranks: usize, args: &[&str]) -> (Output, Duration) {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let start = Instant::now();
@@ -91,20 +107,9 @@ fn a_stalled_rank_makes_the_others_time_out() {
 
 #[test]
 fn a_stall_inside_a_plugin_collective_is_aborted_at_the_timeout() {
-    let plugin = sim_plugin();
     // Every simulated op takes 0.25 s, so rank 1's queue of work outlasts
     // the 2 s timeout by 2 s.
-    let env = [
-        "-x",
-        &plugin,
-        "-x",
-        "ANYDEV_SIM_DEVICES=3",
-        "-x",
-        "ANYDEV_SIM_OP_DELAY_US=250000",
-        "-x",
-        "ANYDEV_DIST_KIND=sim",
-    ];
-    let (out, took) = mpirun_with(&env, 3, &["drill", "device-stall"]);
+    let (out, took) = on_three_sim_ranks(&["-x", "ANYDEV_SIM_OP_DELAY_US=250000"], &["drill", "device-stall"]);
     // Ranks that timed out leave without MPI_Finalize, so the launcher
     // reports the job as failed; what counts is each rank's verdict.
     let all = text(&out);
@@ -124,16 +129,7 @@ fn a_stall_inside_a_plugin_collective_is_aborted_at_the_timeout() {
 
 #[test]
 fn a_rank_routing_a_kind_differently_is_named_at_once() {
-    let plugin = sim_plugin();
-    let env = [
-        "-x",
-        &plugin,
-        "-x",
-        "ANYDEV_SIM_DEVICES=3",
-        "-x",
-        "ANYDEV_DIST_KIND=sim",
-    ];
-    let (out, took) = mpirun_with(&env, 3, &["drill", "engine"]);
+    let (out, took) = on_three_sim_ranks(&[], &["drill", "engine"]);
     let all = text(&out);
     assert!(out.status.success(), "{all}");
     for line in ok_lines(&all, "engine", &[0, 1, 2]) {
