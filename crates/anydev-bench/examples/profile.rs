@@ -8,11 +8,13 @@
 //!
 //! Arguments: op (`add`, `add_row`, `less`, `exp`, `sum`, `sum_rows`,
 //! `sum_columns`, `nonzero`, `matmul`, `to_cpu`, `from_cpu`), size (elements,
-//! or `n` of an `n x n` matmul; `add_row` adds a row of 1000 to each of
-//! `size / 1000` rows, `sum_rows` sums each of them, `sum_columns` each of
-//! the 1000 columns), calls, device (a
-//! plugin's through `ANYDEV_PLUGINS`). One untimed call comes first; the loop ends with a
-//! synchronisation of the device, so asynchronous devices are timed to completion.
+//! or `n` of an `n x n` matmul; `add_row` adds a row of `width` to each of
+//! `size / width` rows, `sum_rows` sums each of them, `sum_columns` each of
+//! the `width` columns), calls, device (a plugin's through
+//! `ANYDEV_PLUGINS`), width (default 1000; a GPU backend picks its
+//! reduction kernel by it). One untimed call comes first; the loop ends
+//! with a synchronisation of the device, so asynchronous devices are timed
+//! to completion.
 
 use anydev_bench::Pair;
 
@@ -26,9 +28,10 @@ fn main() {
         .map_or("cpu:0", String::as_str)
         .parse()
         .expect("a device name");
+    let width: usize = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let (shape, y_shape) = match op {
         "matmul" => (vec![size, size], vec![size, size]),
-        "add_row" | "sum_rows" | "sum_columns" => (vec![size / 1000, 1000], vec![1000]),
+        "add_row" | "sum_rows" | "sum_columns" => (vec![size / width, width], vec![width]),
         _ => (vec![size], vec![size]),
     };
     let on_host = Pair::new(&shape, 1).anydev;
@@ -60,5 +63,6 @@ fn main() {
     }
     anydev::accelerator::synchronize(device).expect("the device finishes");
     let per_call = start.elapsed().as_secs_f64() / calls as f64;
-    println!("{op} {size}: {:.3} us per call", per_call * 1e6);
+    let shape: Vec<String> = shape.iter().map(usize::to_string).collect();
+    println!("{op} {size} [{}]: {:.3} us per call", shape.join(", "), per_call * 1e6);
 }
