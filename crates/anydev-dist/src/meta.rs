@@ -3,8 +3,9 @@
 //! A fixed-size record, so the exchange itself can never disagree on its
 //! size: the call, its sequence number on the communicator, the reduce op,
 //! dtype, shape, device kind, the engine the array travels through, root,
-//! and whether this rank already failed (with its message). All ranks compare every record with rank 0's in the
-//! same order, so all of them return the same error.
+//! and whether this rank already failed (with its message). All ranks
+//! compare every record with rank 0's in the same order, so all of them
+//! return the same error.
 
 use crate::error::DistError;
 use crate::Engine;

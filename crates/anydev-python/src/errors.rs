@@ -79,9 +79,9 @@ pub fn python_dtype_names(message: &str) -> String {
         rest = &rest[start..];
         let end = rest.find(|c: char| !is_word(c)).unwrap_or(rest.len());
         let word = &rest[..end];
-        match DType::ALL.iter().find(|d| d.name() == word) {
-            Some(&dtype) => out.push_str(python_name(dtype)),
-            None => out.push_str(word),
+        match word.parse::<DType>() {
+            Ok(dtype) => out.push_str(python_name(dtype)),
+            Err(_) => out.push_str(word),
         }
         rest = &rest[end..];
     }
