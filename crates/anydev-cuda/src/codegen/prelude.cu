@@ -457,18 +457,29 @@ struct Fold {
     }
 };
 
-// Folds elements r, r + step, r + 2 step and r + 3 step of a line with
-// stride `st` into `f`: the four loads are in flight before their adds.
+// Folds the reduced elements first, first + step, ... below end of the
+// output at `ox` into `f`. Along one reduced dim, four loads are in flight
+// before their adds.
 template <class R, class T>
-__device__ __forceinline__ void fold4(Fold<R>& f, const T* __restrict__ line, i64 st, u64 r, u64 step) {
-    const T v0 = line[(i64)r * st];
-    const T v1 = line[(i64)(r + step) * st];
-    const T v2 = line[(i64)(r + 2 * step) * st];
-    const T v3 = line[(i64)(r + 3 * step) * st];
-    f.add(v0, (i64)r);
-    f.add(v1, (i64)(r + step));
-    f.add(v2, (i64)(r + 2 * step));
-    f.add(v3, (i64)(r + 3 * step));
+__device__ __forceinline__ void fold_range(Fold<R>& f, const RedParams& p, const T* __restrict__ x, i64 ox,
+                                           u64 first, u64 end, u64 step) {
+    if (p.rdim != 1) {
+        for (u64 r = first; r < end; r += step) f.add(x[ox + red_offset(p, r)], (i64)r);
+        return;
+    }
+    const i64 st = p.rst[0];
+    u64 r = first;
+    for (; r + 3 * step < end; r += 4 * step) {
+        const T v0 = x[ox + (i64)r * st];
+        const T v1 = x[ox + (i64)(r + step) * st];
+        const T v2 = x[ox + (i64)(r + 2 * step) * st];
+        const T v3 = x[ox + (i64)(r + 3 * step) * st];
+        f.add(v0, (i64)r);
+        f.add(v1, (i64)(r + step));
+        f.add(v2, (i64)(r + 2 * step));
+        f.add(v3, (i64)(r + 3 * step));
+    }
+    for (; r < end; r += step) f.add(x[ox + (i64)r * st], (i64)r);
 }
 
 // One thread per output, folding split `blockIdx.y` of its reduced range:
@@ -486,14 +497,7 @@ __device__ __forceinline__ void reduce_thread(const RedParams& p, const T* __res
         i64 ox, oo;
         kept_offsets(p, o, ox, oo);
         Fold<R> f;
-        if (p.rdim == 1) {
-            const i64 st = p.rst[0];
-            u64 r = start;
-            for (; r + 3 < end; r += 4) fold4(f, x + ox, st, r, 1);
-            for (; r < end; ++r) f.add(x[ox + (i64)r * st], (i64)r);
-        } else {
-            for (u64 r = start; r < end; ++r) f.add(x[ox + red_offset(p, r)], (i64)r);
-        }
+        fold_range(f, p, x, ox, start, end, 1);
         if (p.splits == 1) {
             out[oo] = R::finish(f.result());
         } else {
@@ -511,7 +515,7 @@ __device__ __forceinline__ void reduce_columns_final(const RedParams& p, const t
         kept_offsets(p, o, ox, oo);
         Fold<R> f;
         int s = 0;
-        // Four loads in flight before their merges, as in `reduce_thread`.
+        // Four loads in flight before their merges, as in `fold_range`.
         for (; s + 3 < p.splits; s += 4) {
             typename R::Acc a0 = ws[(u64)s * p.n_out + o];
             typename R::Acc a1 = ws[(u64)(s + 1) * p.n_out + o];
@@ -541,14 +545,7 @@ __device__ __forceinline__ void reduce_warp(const RedParams& p, const T* __restr
         i64 ox, oo;
         kept_offsets(p, o, ox, oo);
         Fold<R> f;
-        if (p.rdim == 1) {
-            const i64 st = p.rst[0];
-            u64 r = lane;
-            for (; r + 96 < p.n_red; r += 128) fold4(f, x + ox, st, r, 32);
-            for (; r < p.n_red; r += 32) f.add(x[ox + (i64)r * st], (i64)r);
-        } else {
-            for (u64 r = lane; r < p.n_red; r += 32) f.add(x[ox + red_offset(p, r)], (i64)r);
-        }
+        fold_range(f, p, x, ox, lane, p.n_red, 32);
         typename R::Acc acc = f.result();
 #pragma unroll
         for (int d = 16; d > 0; d >>= 1) acc = R::combine(acc, R::shfl(acc, d));
@@ -567,16 +564,8 @@ __device__ __forceinline__ void reduce_block(const RedParams& p, const T* __rest
     kept_offsets(p, o, ox, oo);
     const u64 start = (u64)split * p.chunk;
     const u64 end = start + p.chunk < p.n_red ? start + p.chunk : p.n_red;
-    const u64 bs = blockDim.x;
     Fold<R> f;
-    if (p.rdim == 1) {
-        const i64 st = p.rst[0];
-        u64 r = start + threadIdx.x;
-        for (; r + 3 * bs < end; r += 4 * bs) fold4(f, x + ox, st, r, bs);
-        for (; r < end; r += bs) f.add(x[ox + (i64)r * st], (i64)r);
-    } else {
-        for (u64 r = start + threadIdx.x; r < end; r += bs) f.add(x[ox + red_offset(p, r)], (i64)r);
-    }
+    fold_range(f, p, x, ox, start + threadIdx.x, end, blockDim.x);
     typename R::Acc acc = block_reduce<R>(f.result());
     if (threadIdx.x == 0) {
         if (p.splits == 1) {
