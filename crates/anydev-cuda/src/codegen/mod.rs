@@ -430,32 +430,46 @@ fn reduce_module(s: &mut String, t: Ty) {
             s,
             "struct {r} {{\n    typedef {acc} Acc;\n    typedef {out} Out;\n    static const bool tiered = {tiered};\n    static __device__ __forceinline__ Acc init() {{ return {init}; }}\n    static __device__ __forceinline__ Acc combine(Acc a, Acc b) {{ return {combine}; }}\n    static __device__ __forceinline__ Acc step(Acc a, {st} x, i64 i) {{ (void)i; return {step}; }}\n    static __device__ __forceinline__ Out finish(Acc a) {{ return {finish}; }}\n    static __device__ __forceinline__ Acc shfl(Acc a, int o) {{ return {shfl}; }}\n}};"
         );
-        let k = |stage: &str| reduce_kernel(op, stage);
-        let _ = writeln!(
-            s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, const {st}* __restrict__ x, {out}* __restrict__ out, {r}::Acc* __restrict__ ws) {{ reduce_thread<{r}, {st}>(p, x, out, ws); }}",
-            k("thread")
+        // The kernels, each over `RedParams p` and the arguments listed.
+        let (x, o, ws_in, ws_out) = (
+            format!("const {st}* __restrict__ x"),
+            format!("{out}* __restrict__ out"),
+            format!("const {r}::Acc* __restrict__ ws"),
+            format!("{r}::Acc* __restrict__ ws"),
         );
-        let _ = writeln!(
-            s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, const {r}::Acc* __restrict__ ws, {out}* __restrict__ out) {{ reduce_columns_final<{r}>(p, ws, out); }}",
-            k("columns")
-        );
-        let _ = writeln!(
-            s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, const {st}* __restrict__ x, {out}* __restrict__ out) {{ reduce_warp<{r}, {st}>(p, x, out); }}",
-            k("warp")
-        );
-        let _ = writeln!(
-            s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, const {st}* __restrict__ x, {out}* __restrict__ out, {r}::Acc* __restrict__ ws) {{ reduce_block<{r}, {st}>(p, x, out, ws); }}",
-            k("block")
-        );
-        let _ = writeln!(
-            s,
-            "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, const {r}::Acc* __restrict__ ws, {out}* __restrict__ out) {{ reduce_final<{r}>(p, ws, out); }}",
-            k("final")
-        );
+        for (stage, params, call) in [
+            (
+                "thread",
+                format!("{x}, {o}, {ws_out}"),
+                format!("reduce_thread<{r}, {st}>(p, x, out, ws)"),
+            ),
+            (
+                "columns",
+                format!("{ws_in}, {o}"),
+                format!("reduce_columns_final<{r}>(p, ws, out)"),
+            ),
+            (
+                "warp",
+                format!("{x}, {o}"),
+                format!("reduce_warp<{r}, {st}>(p, x, out)"),
+            ),
+            (
+                "block",
+                format!("{x}, {o}, {ws_out}"),
+                format!("reduce_block<{r}, {st}>(p, x, out, ws)"),
+            ),
+            (
+                "final",
+                format!("{ws_in}, {o}"),
+                format!("reduce_final<{r}>(p, ws, out)"),
+            ),
+        ] {
+            let _ = writeln!(
+                s,
+                "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {}(RedParams p, {params}) {{ {call}; }}",
+                reduce_kernel(op, stage)
+            );
+        }
     }
 }
 
