@@ -48,6 +48,18 @@ fn sweep_function() -> String {
     )
 }
 
+/// WGSL: the reduced sub-space's description in `params` from element
+/// `at` (see the module docs), with what the fold loop reads on every
+/// step taken out of the buffer once: the end of the launch's range, the
+/// rank and the first stride. Read in the loop, they were storage loads
+/// per element, which llvmpipe makes lane by lane.
+const REDUCED: &str = "
+struct Reduced { at: u32, rank: u32, stride: i32, stop: u32 }
+fn reduced(at: u32) -> Reduced {
+  return Reduced(at, u32(params[at + 1u]), params[at + 3u], u32(params[4]));
+}
+";
+
 /// How a reduction kernel spreads its work (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceForm {
@@ -213,25 +225,25 @@ pub fn source(op: ReduceOp, x: &Repr, out: &Repr, form: ReduceForm) -> String {
     if matches!(form, ReduceForm::Split | ReduceForm::SplitVector) {
         text.push_str(&sweep_function());
     }
+    text.push_str(REDUCED);
     if form == ReduceForm::Split {
         // The host splits only one-dimensional reduced spaces: no loop
         // over dimensions, whose mere presence slows llvmpipe's code.
-        text.push_str("\nfn red_offset(t: u32, r: u32) -> i32 {\n  return i32(r) * params[t + 3u];\n}\n");
+        text.push_str("\nfn red_offset(t: Reduced, r: u32) -> i32 {\n  return i32(r) * t.stride;\n}\n");
     } else {
         text.push_str(
             r#"
-fn red_offset(t: u32, r: u32) -> i32 {
-  let k = u32(params[t + 1u]);
+fn red_offset(t: Reduced, r: u32) -> i32 {
   // One reduced dimension (what contiguous axes coalesce to): r is below
   // its length, so no division.
-  if (k == 1u) {
-    return i32(r) * params[t + 3u];
+  if (t.rank == 1u) {
+    return i32(r) * t.stride;
   }
   var rem = r;
   var off = 0i;
-  for (var d = k; d > 0u; d = d - 1u) {
-    let len = u32(params[t + 1u + d]);
-    off = off + i32(rem % len) * params[t + 1u + k + d];
+  for (var d = t.rank; d > 0u; d = d - 1u) {
+    let len = u32(params[t.at + 1u + d]);
+    off = off + i32(rem % len) * params[t.at + 1u + t.rank + d];
     rem = rem / len;
   }
   return off;
@@ -263,14 +275,14 @@ fn red_offset(t: u32, r: u32) -> i32 {
     if form == ReduceForm::Split {
         text.push_str(&entry());
         text.push_str(&format!(
-            "  let parts = u32(params[6]);\n  let xb = operand_offset(i / parts, 0u);\n  let t = tail(2u);\n  var acc: {t} = {init};\n  var ai = 0u;\n  {decl}  let s = sweep(i % parts, parts, u32(params[4]));\n  for (var r = s.x; r < s.y; r = r + s.z) {{\n    let v = ld_x(xb + red_offset(t, r));\n    {each}\n  }}\n  {end}\n  st_out(i32(i), {res});\n}}\n"
+            "  let parts = u32(params[6]);\n  let xb = operand_offset(i / parts, 0u);\n  let t = reduced(tail(2u));\n  var acc: {t} = {init};\n  var ai = 0u;\n  {decl}  let s = sweep(i % parts, parts, t.stop);\n  for (var r = s.x; r < s.y; r = r + s.z) {{\n    let v = ld_x(xb + red_offset(t, r));\n    {each}\n  }}\n  {end}\n  st_out(i32(i), {res});\n}}\n"
         ));
         return text;
     }
     if form == ReduceForm::Serial {
         text.push_str(&entry());
         text.push_str(&format!(
-            "  let xb = operand_offset(i, 0u);\n  let ob = operand_offset(i, 1u);\n  let t = tail(2u);\n  var acc: {t} = {init};\n  var ai = 0u;\n  {decl}  for (var r = u32(params[2]); r < u32(params[4]); r = r + 1u) {{\n    let v = ld_x(xb + red_offset(t, r));\n    {each}\n  }}\n  {end}\n{resume}  st_out(ob, {res});\n}}\n"
+            "  let xb = operand_offset(i, 0u);\n  let ob = operand_offset(i, 1u);\n  let t = reduced(tail(2u));\n  var acc: {t} = {init};\n  var ai = 0u;\n  {decl}  for (var r = u32(params[2]); r < t.stop; r = r + 1u) {{\n    let v = ld_x(xb + red_offset(t, r));\n    {each}\n  }}\n  {end}\n{resume}  st_out(ob, {res});\n}}\n"
         ));
         return text;
     }
@@ -292,10 +304,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let o = min(g, u32(params[0]) - 1u);
   let xb = operand_offset(o, 0u);
   let ob = operand_offset(o, 1u);
-  let t = tail(2u);
+  let t = reduced(tail(2u));
   var acc: {t} = {init};
   var ai = 0u;
-  {decl}  for (var r = u32(params[2]) + lid; r < u32(params[4]); r = r + {WORKGROUP}u) {{
+  {decl}  for (var r = u32(params[2]) + lid; r < t.stop; r = r + {WORKGROUP}u) {{
     let v = ld_x(xb + red_offset(t, r));
     {each}
   }}
