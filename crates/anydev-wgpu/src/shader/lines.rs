@@ -32,16 +32,18 @@ pub fn scan(op: ScanOp, x: &Repr) -> String {
         r#"  let xb = operand_offset(i, 0u);
   let ob = operand_offset(i, 1u);
   let t = tail(2u);
+  let xs = params[t + 1u];
+  let os = params[t + 2u];
   let start = u32(params[t + 3u]);
   let end = u32(params[t + 4u]);
   var acc = {init};
   if (start > 0u) {{
-    acc = ld_out(ob + i32(start - 1u) * params[t + 2u]);
+    acc = ld_out(ob + i32(start - 1u) * os);
   }}
   for (var j = start; j < end; j = j + 1u) {{
-    let v = ld_x(xb + i32(j) * params[t + 1u]);
+    let v = ld_x(xb + i32(j) * xs);
     acc = {fold};
-    st_out(ob + i32(j) * params[t + 2u], acc);
+    st_out(ob + i32(j) * os, acc);
   }}
 }}
 "#

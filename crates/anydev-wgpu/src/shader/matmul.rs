@@ -69,6 +69,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   let r1 = r0 + {THREADS}u;
   let c0 = col0 + lid.x;
   let c1 = c0 + {THREADS}u;
+  // Strides taken out of `params` once, not per step along `k`.
+  let arow = params[s + 3u];
+  let acol = params[s + 4u];
+  let brow = params[s + 5u];
+  let bcol = params[s + 6u];
   let orow = params[s + 7u];
   let ocol = params[s + 8u];
   var acc00 = {t}(0);
@@ -86,12 +91,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       let ar = row0 + lid.y + h * {THREADS}u;
       let ac = k0 + lid.x;
       var av = {t}(0);
-      if (ar < m && ac < k_end) {{ av = ld_a(ab + i32(ar) * params[s + 3u] + i32(ac) * params[s + 4u]); }}
+      if (ar < m && ac < k_end) {{ av = ld_a(ab + i32(ar) * arow + i32(ac) * acol); }}
       ta[lid.y + h * {THREADS}u][lid.x] = av;
       let br = k0 + lid.y;
       let bc = col0 + lid.x + h * {THREADS}u;
       var bv = {t}(0);
-      if (br < k_end && bc < n) {{ bv = ld_b(bb + i32(br) * params[s + 5u] + i32(bc) * params[s + 6u]); }}
+      if (br < k_end && bc < n) {{ bv = ld_b(bb + i32(br) * brow + i32(bc) * bcol); }}
       tb[lid.y][lid.x + h * {THREADS}u] = bv;
     }}
     workgroupBarrier();
