@@ -484,6 +484,7 @@ impl<'a> Exec<'a> {
         } else {
             ReduceForm::Serial
         };
+        let form = form.for_rank(reduced.0.len());
         let key = KernelKey::Reduce { op, dtype, form };
         for (start, end) in ranges(n_red, step) {
             let params = reduce_params(

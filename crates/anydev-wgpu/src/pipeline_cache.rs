@@ -121,14 +121,19 @@ mod tests {
                 let partial = !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
                 let forms = [
                     ReduceForm::Serial,
+                    ReduceForm::SerialLine,
                     ReduceForm::Workgroup,
+                    ReduceForm::WorkgroupLine,
                     ReduceForm::Split,
                     ReduceForm::SplitVector,
                 ];
                 forms
                     .into_iter()
                     .filter(|&form| match form {
-                        ReduceForm::Serial | ReduceForm::Workgroup => true,
+                        ReduceForm::Serial
+                        | ReduceForm::SerialLine
+                        | ReduceForm::Workgroup
+                        | ReduceForm::WorkgroupLine => true,
                         ReduceForm::Split => partial,
                         ReduceForm::SplitVector => partial && shader::four_bytes(d),
                     })

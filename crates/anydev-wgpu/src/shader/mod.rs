@@ -287,7 +287,7 @@ fn kernel(key: &KernelKey) -> Option<Kernel> {
             // A partial argmax would need its index kept beside its value.
             let partial_ok = !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
             let has_form = match form {
-                ReduceForm::Serial | ReduceForm::Workgroup => true,
+                ReduceForm::Serial | ReduceForm::SerialLine | ReduceForm::Workgroup | ReduceForm::WorkgroupLine => true,
                 ReduceForm::Split => partial_ok,
                 ReduceForm::SplitVector => partial_ok && four_bytes(dtype),
             };
