@@ -60,6 +60,11 @@ fn reduced(at: u32) -> Reduced {
 }
 ";
 
+/// The workgroup forms combine their threads' results in groups of this
+/// many, `GROUP` groups in all.
+const GROUP: u32 = 16;
+const _: () = assert!(GROUP * GROUP == WORKGROUP);
+
 /// How a reduction kernel spreads its work (see the module docs), and
 /// whether it walks a reduced sub-space of any rank or one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -307,14 +312,17 @@ fn red_offset(t: Reduced, r: u32) -> i32 {
         ));
         return text;
     }
-    // Partial results of all/any are already 0/1 flags.
-    let merge = match op {
-        ReduceOp::All => "acc = acc & sh_v[lid + s];".to_owned(),
-        ReduceOp::Any => "acc = acc | sh_v[lid + s];".to_owned(),
-        _ => step(op, x, "acc", "ai", "sh_v[lid + s]", "sh_i[lid + s]"),
+    // Folds slot `k` of the workgroup's results into `acc`/`ai`; partial
+    // results of all/any are already 0/1 flags.
+    let merge = |k: &str| match op {
+        ReduceOp::All => format!("acc = acc & sh_v[{k}];"),
+        ReduceOp::Any => format!("acc = acc | sh_v[{k}];"),
+        _ => step(op, x, "acc", "ai", &format!("sh_v[{k}]"), &format!("sh_i[{k}]")),
     };
+    let (merge_group, merge_firsts) = (merge("q + s"), merge("s * GROUP"));
     text.push_str(&format!(
         r#"
+const GROUP = {group}u;
 var<workgroup> sh_v: array<{t}, {WORKGROUP}>;
 var<workgroup> sh_i: array<u32, {WORKGROUP}>;
 
@@ -336,24 +344,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   sh_v[lid] = acc;
   sh_i[lid] = ai;
   workgroupBarrier();
-  for (var s = {half}u; s > 0u; s = s >> 1u) {{
-    if (lid < s) {{
-      acc = sh_v[lid];
-      ai = sh_i[lid];
-      {merge}
-      sh_v[lid] = acc;
-      sh_i[lid] = ai;
+  // GROUP threads fold GROUP slots each into the group's first slot,
+  // then one thread folds those: two barriers, where a tree takes one
+  // per halving (llvmpipe switches between all of a workgroup's
+  // invocations at every barrier).
+  if (lid < GROUP) {{
+    let q = lid * GROUP;
+    acc = sh_v[q];
+    ai = sh_i[q];
+    for (var s = 1u; s < GROUP; s = s + 1u) {{
+      {merge_group}
     }}
-    workgroupBarrier();
+    sh_v[q] = acc;
+    sh_i[q] = ai;
   }}
+  workgroupBarrier();
   if (lid == 0u && live) {{
     acc = sh_v[0];
     ai = sh_i[0];
+    for (var s = 1u; s < GROUP; s = s + 1u) {{
+      {merge_firsts}
+    }}
   {resume}    st_out(ob, {res});
   }}
 }}
 "#,
-        half = WORKGROUP / 2,
+        group = GROUP,
     ));
     text
 }
