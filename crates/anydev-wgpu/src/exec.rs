@@ -36,8 +36,29 @@ const SPLIT_MAX_PARTS: usize = 4096;
 /// loop past `LOOP_BUDGET`.
 const SPLIT_MAX_PARTIALS: usize = 1 << 20;
 
+/// A reduction in passes (`Exec::reduce_in_passes`) reduces its innermost
+/// dimension first when that is at least this long, so that its scratch
+/// array holds at most one in this many of the input's elements; shorter
+/// ones fold in one pass.
+const PASS_MIN_LINE: usize = 16;
+
 /// An operand's element offset and its strides over a kept space.
 type Layout<'a> = (usize, &'a [isize]);
+
+/// An operand's buffer, element offset and strides over a kept space.
+type Placed<'a> = (&'a wgpu::Buffer, usize, &'a [isize]);
+
+/// The strides of `shape` laid out in row-major order, each element
+/// `inner` elements wide.
+fn row_major(shape: &[usize], inner: usize) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut step = inner as isize;
+    for d in (0..shape.len()).rev() {
+        strides[d] = step;
+        step *= shape[d] as isize;
+    }
+    strides
+}
 
 /// The params of a reduction launch: `threads` threads over the kept
 /// space `shape`, `x`'s and `out`'s element offsets and strides over it,
@@ -393,20 +414,44 @@ impl<'a> Exec<'a> {
     }
 
     fn reduce(&self, op: ReduceOp, x: &TensorRef<'_>, axes: &[usize], out: &TensorRef<'_>) -> Result<()> {
-        let Reduction {
-            shape,
-            reduced: red_shape,
-            n_out,
-            n_red,
-            ..
-        } = self.check().reduce(op, x, axes, out)?;
+        let Reduction { shape, .. } = self.check().reduce(op, x, axes, out)?;
         // Both sub-spaces coalesced, so contiguous axes cost no division.
         let (shape, kept_strides) = coalesce(&shape, &[x.strides, out.strides]);
-        let red_strides: Vec<isize> = axes.iter().map(|&a| x.strides[a]).collect();
+        let mut reduced: Vec<(usize, isize)> = axes.iter().map(|&a| (x.shape[a], x.strides[a])).collect();
+        // Outermost first, so that the axes of a permuted view coalesce
+        // too; argmax and argmin count positions in the order given.
+        if !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin) {
+            reduced.sort_by_key(|&(_, stride)| std::cmp::Reverse(stride.unsigned_abs()));
+        }
+        let (red_shape, red_strides): (Vec<usize>, Vec<isize>) = reduced.into_iter().unzip();
         let (red_shape, red_strides) = coalesce(&red_shape, &[&red_strides]);
-        let x_layout = (self.buffer(x)?, self.elements(x)?, kept_strides[0].as_slice());
-        let out_layout = (self.buffer(out)?, self.elements(out)?, kept_strides[1].as_slice());
+        let x_at = (self.buffer(x)?, self.elements(x)?, kept_strides[0].as_slice());
+        let out_at = (self.buffer(out)?, self.elements(out)?, kept_strides[1].as_slice());
         let reduced = (red_shape.as_slice(), red_strides[0].as_slice());
+        self.reduce_space(op, (x.dtype, out.dtype), &shape, x_at, out_at, reduced)
+    }
+
+    /// Reduces `x`'s sub-space `reduced` (shape and strides) for every
+    /// element of the kept space `shape` into `out`: in passes when it
+    /// has several dimensions, split over several threads per output
+    /// when there are few outputs, else folded.
+    fn reduce_space(
+        &self,
+        op: ReduceOp,
+        (x_dtype, out_dtype): (DType, DType),
+        shape: &[usize],
+        x: Placed<'_>,
+        out: Placed<'_>,
+        reduced: (&[usize], &[isize]),
+    ) -> Result<()> {
+        let (n_out, n_red) = (numel(shape), numel(reduced.0));
+        let passes = reduced.0.len() >= 2
+            && reduced.0.last().is_some_and(|&len| len >= PASS_MIN_LINE)
+            && n_out > 0
+            && !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
+        if passes {
+            return self.reduce_in_passes(op, (x_dtype, out_dtype), shape, x, out, reduced);
+        }
         // Threads per output: enough for each to fold about SPLIT_GRAIN
         // elements, within the limits unless the loop budget needs more.
         let parts = (n_red / SPLIT_GRAIN)
@@ -418,17 +463,17 @@ impl<'a> Exec<'a> {
             && reduced.0.len() == 1
             && !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
         if !split {
-            return self.fold(op, x.dtype, &shape, x_layout, out_layout, reduced);
+            return self.fold(op, x_dtype, shape, x, out, reduced);
         }
         // Partial results, output by output, each output's parts together.
         let partials = n_out * parts;
-        let scratch = memory::allocate(self.dev, self.id, self.index, partials * out.dtype.size())?;
+        let scratch = memory::allocate(self.dev, self.id, self.index, partials * out_dtype.size())?;
         // The split kernels write element `i` of the scratch: no layout.
         let no_layout = vec![0; shape.len()];
-        let (x_at, out_at) = ((x_layout.1, x_layout.2), (0, &no_layout[..]));
-        let mut params = reduce_params(self.name, partials, &shape, x_at, out_at, reduced, (0, n_red))?;
+        let (x_at, out_at) = ((x.1, x.2), (0, &no_layout[..]));
+        let mut params = reduce_params(self.name, partials, shape, x_at, out_at, reduced, (0, n_red))?;
         params.scalar(2, parts as u64);
-        let vector = n_out == 1 && reduced.1[0] == 1 && x_layout.1 == 0 && crate::shader::four_bytes(x.dtype);
+        let vector = n_out == 1 && reduced.1[0] == 1 && x.1 == 0 && crate::shader::four_bytes(x_dtype);
         let form = if vector {
             ReduceForm::SplitVector
         } else {
@@ -436,20 +481,51 @@ impl<'a> Exec<'a> {
         };
         let key = KernelKey::Reduce {
             op,
-            dtype: x.dtype,
+            dtype: x_dtype,
             form,
         };
         let grid = threads(self.dev, self.name, partials)?;
-        self.run(key, params, vec![x_layout.0], &scratch.buffer, grid, x.dtype)?;
+        self.run(key, params, vec![x.0], &scratch.buffer, grid, x_dtype)?;
         // Output `o`'s parts start at element `o * parts` of the scratch.
-        let mut scratch_strides = vec![0isize; shape.len()];
-        let mut step = parts as isize;
-        for d in (0..shape.len()).rev() {
-            scratch_strides[d] = step;
-            step *= shape[d] as isize;
-        }
-        let scratch_layout = (&scratch.buffer, 0, scratch_strides.as_slice());
-        self.fold(op, out.dtype, &shape, scratch_layout, out_layout, (&[parts], &[1]))
+        let scratch_strides = row_major(shape, parts);
+        let scratch_at = (&scratch.buffer, 0, scratch_strides.as_slice());
+        self.fold(op, out_dtype, shape, scratch_at, out, (&[parts], &[1]))
+    }
+
+    /// A reduction over several dimensions (`reduced`, outermost first)
+    /// in two: the last, innermost one is reduced into a scratch array
+    /// over the kept space and the other reduced dimensions, in which
+    /// those then lie contiguous and reduce as one. The kernels that walk
+    /// several dimensions find each position by division, which llvmpipe
+    /// makes lane by lane in scalar code: a sum over axes 0 and 2 of a
+    /// 100 x 100 x 100 f32 array took 10.6 ms that way on `wgpu:0`.
+    fn reduce_in_passes(
+        &self,
+        op: ReduceOp,
+        (x_dtype, out_dtype): (DType, DType),
+        shape: &[usize],
+        x: Placed<'_>,
+        out: Placed<'_>,
+        reduced: (&[usize], &[isize]),
+    ) -> Result<()> {
+        let inner = reduced.0.len() - 1;
+        let (rest, line) = (
+            (&reduced.0[..inner], &reduced.1[..inner]),
+            (&reduced.0[inner..], &reduced.1[inner..]),
+        );
+        let space = [shape, rest.0].concat();
+        let scratch_strides = row_major(&space, 1);
+        let scratch = memory::allocate(self.dev, self.id, self.index, numel(&space) * out_dtype.size())?;
+        let x_strides = [x.2, rest.1].concat();
+        let (first_space, first_strides) = coalesce(&space, &[&x_strides, &scratch_strides]);
+        let first_x = (x.0, x.1, first_strides[0].as_slice());
+        let first_out = (&scratch.buffer, 0, first_strides[1].as_slice());
+        self.reduce_space(op, (x_dtype, out_dtype), &first_space, first_x, first_out, line)?;
+        let (kept_strides, rest_strides) = scratch_strides.split_at(shape.len());
+        let (rest_shape, rest_strides) = coalesce(rest.0, &[rest_strides]);
+        let scratch_at = (&scratch.buffer, 0, kept_strides);
+        let rest = (rest_shape.as_slice(), rest_strides[0].as_slice());
+        self.reduce_space(op, (out_dtype, out_dtype), shape, scratch_at, out, rest)
     }
 
     /// A reduction of `x`'s reduced sub-space (`reduced`: shape and
@@ -460,8 +536,8 @@ impl<'a> Exec<'a> {
         op: ReduceOp,
         dtype: DType,
         shape: &[usize],
-        x: (&wgpu::Buffer, usize, &[isize]),
-        out: (&wgpu::Buffer, usize, &[isize]),
+        x: Placed<'_>,
+        out: Placed<'_>,
         reduced: (&[usize], &[isize]),
     ) -> Result<()> {
         let n_out = numel(shape);

@@ -8,6 +8,14 @@ use anydev_core::ops::{BinaryOp, OpCode, ReduceOp, ScanOp, UnaryOp};
 use anydev_core::{DType, Error};
 
 type Reduce = fn(&Array, Vec<isize>) -> ad::Result<Array>;
+type Sample = fn(DType, usize, u64) -> Vec<f64>;
+
+/// Values near 1 (`r::sample`'s scaled into [0.875, 1.125)), whose
+/// products over a few hundred elements stay finite in f32.
+fn near_one(dtype: DType, n: usize, seed: u64) -> Vec<f64> {
+    let values = r::sample(dtype, n, seed).into_iter();
+    values.map(|v| r::round_to(dtype, 1.0 + v / 64.0)).collect()
+}
 
 /// The reduced shape and values of `values` (row-major, `shape`) over `axes`.
 fn reduce_ref(values: &[f64], shape: &[usize], axes: &[usize], f: fn(&[f64]) -> f64) -> (Vec<usize>, Vec<f64>) {
@@ -28,18 +36,48 @@ fn max_of(g: &[f64]) -> f64 {
     g.iter().copied().fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// `op` over every subset of the axes of a [2, 3, 4] array, against plain loops.
-fn over_all_axes(ctx: &CaseCtx, name: &str, op: Reduce, f: fn(&[f64]) -> f64) -> Result<(), Failure> {
+/// `op` over every subset of the axes of a [2, 3, 4] and a [3, 5, 17]
+/// array and of a permuted view of the latter, against plain loops. The
+/// larger ones reduce non-adjacent axes whose innermost has 16 or more
+/// elements, which a backend may take in passes. `sample` draws the
+/// values (`r::sample`'s signature).
+fn over_all_axes(ctx: &CaseCtx, name: &str, op: Reduce, f: fn(&[f64]) -> f64, sample: Sample) -> Result<(), Failure> {
     let dtype = ctx.dtype();
-    let shape = [2, 3, 4];
-    let values = r::sample(dtype, 24, 7);
-    let x = r::array(&values, &shape, dtype, ctx.device)?;
+    for (seed, shape) in [[2, 3, 4], [3, 5, 17]].into_iter().enumerate() {
+        let values = sample(dtype, shape.iter().product(), 7 + seed as u64);
+        let x = r::array(&values, &shape, dtype, ctx.device)?;
+        all_subsets(name, op, f, dtype, &x, &shape, &values)?;
+    }
+    // [17, 3, 5]: axis 0 of the view is the innermost in memory.
+    let shape = [3, 5, 17];
+    let values = sample(dtype, 255, 9);
+    let view = r::array(&values, &shape, dtype, ctx.device)?.permute_dims(&[2, 0, 1])?;
+    let view_shape = [17, 3, 5];
+    let view_values: Vec<f64> = r::indices(&view_shape)
+        .iter()
+        .map(|i| values[(i[1] * 5 + i[2]) * 17 + i[0]])
+        .collect();
+    all_subsets(name, op, f, dtype, &view, &view_shape, &view_values)
+}
+
+/// `op` of `x` (`values` in row-major order over `shape`) over every
+/// subset of its axes, against `f` of each group of values.
+fn all_subsets(
+    name: &str,
+    op: Reduce,
+    f: fn(&[f64]) -> f64,
+    dtype: DType,
+    x: &Array,
+    shape: &[usize; 3],
+    values: &[f64],
+) -> Result<(), Failure> {
     for mask in 0u32..8 {
         let axes: Vec<usize> = (0..3).filter(|d| mask & (1 << d) != 0).collect();
-        let (out, want) = reduce_ref(&values, &shape, &axes, f);
+        let (out, want) = reduce_ref(values, shape, &axes, f);
         let want: Vec<f64> = want.into_iter().map(|v| r::round_to(dtype, v)).collect();
         let iaxes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
-        check_array(&format!("{name} over axes {axes:?}"), &out, &want, &op(&x, iaxes)?)?;
+        let what = format!("{name} over axes {axes:?} of {shape:?}");
+        check_array(&what, &out, &want, &op(x, iaxes)?)?;
     }
     Ok(())
 }
@@ -47,26 +85,39 @@ fn over_all_axes(ctx: &CaseCtx, name: &str, op: Reduce, f: fn(&[f64]) -> f64) ->
 pub fn cases() -> Vec<Case> {
     vec![
         Case::new("reductions::sum_axes", |c| {
-            over_all_axes(c, "sum", |x, a| ad::sum(x, a, false), |g| g.iter().sum())
+            over_all_axes(c, "sum", |x, a| ad::sum(x, a, false), |g| g.iter().sum(), r::sample)
         })
         .dtypes(&[DType::F16, DType::F32, DType::F64, DType::I64])
-        .op(OpCode::Reduce(ReduceOp::Sum)),
+        .op(OpCode::Reduce(ReduceOp::Sum))
+        // The permuted view is made contiguous on some backends.
+        .op(OpCode::Copy),
         Case::new("reductions::max_axes", |c| {
-            over_all_axes(c, "max", |x, a| ad::max(x, a, false), max_of)
+            over_all_axes(c, "max", |x, a| ad::max(x, a, false), max_of, r::sample)
         })
         .dtypes(&[DType::F32, DType::F64, DType::I32, DType::U8])
-        .op(OpCode::Reduce(ReduceOp::Max)),
+        .op(OpCode::Reduce(ReduceOp::Max))
+        // The permuted view is made contiguous on some backends.
+        .op(OpCode::Copy),
         Case::new("reductions::prod_axes", |c| {
-            over_all_axes(c, "prod", |x, a| ad::prod(x, a, false), |g| g.iter().product())
+            over_all_axes(
+                c,
+                "prod",
+                |x, a| ad::prod(x, a, false),
+                |g| g.iter().product(),
+                near_one,
+            )
         })
         .dtypes(&[DType::F32, DType::F64])
-        .op(OpCode::Reduce(ReduceOp::Prod)),
+        .op(OpCode::Reduce(ReduceOp::Prod))
+        // The permuted view is made contiguous on some backends.
+        .op(OpCode::Copy),
         Case::new("reductions::mean_axes", |c| {
             over_all_axes(
                 c,
                 "mean",
                 |x, a| ad::mean(x, a, false),
                 |g| g.iter().sum::<f64>() / g.len() as f64,
+                r::sample,
             )
         })
         .dtypes(&[DType::F32, DType::F64])
