@@ -30,6 +30,11 @@ pub struct GpuDevice {
 }
 
 impl GpuDevice {
+    /// Whether the adapter runs on the host's cores (llvmpipe, WARP).
+    pub fn software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
     /// Opens `adapter` with the optional features the kernels can use
     /// (f64, i64), timestamp queries for timing events, and the adapter's
     /// own limits, so the largest buffers the
@@ -138,10 +143,7 @@ impl GpuDevice {
             .set(keys::EVENT_TIMING, CapValue::Bool(self.timestamps))
             .set(keys::STREAM_ORDERED_FREE, CapValue::Bool(false))
             .set(keys::MANAGED_PREFETCH, CapValue::Bool(false))
-            .set(
-                keys::SOFTWARE,
-                CapValue::Bool(self.info.device_type == wgpu::DeviceType::Cpu),
-            )
+            .set(keys::SOFTWARE, CapValue::Bool(self.software()))
             .set(
                 "wgpu.backend",
                 CapValue::Str(format!("{:?}", self.info.backend).to_lowercase()),
