@@ -92,8 +92,9 @@ pub fn searchsorted(x1: &Array, x2: &Array, side: Side) -> Result<Array> {
 
 /// Elements of `x` at `indices` (a 1-D integer array on `x`'s device;
 /// negative counts from the end) along `axis`, which may be omitted only
-/// for 1-D `x`. Out-of-range indices are an error: they are read back and
-/// checked on the host before the gather runs.
+/// for 1-D `x`. Out-of-range indices are an error, checked on the device
+/// before the gather runs (only the smallest and largest index are read
+/// back; see [`positions_in`]).
 pub fn take(x: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
     let op = "take";
     same_device(op, &[x, indices])?;
@@ -120,24 +121,8 @@ pub fn take(x: &Array, indices: &Array, axis: Option<isize>) -> Result<Array> {
             ))
         }
     };
-    let len = x.shape()[axis];
-    let mut changed = indices.dtype() != DType::I64;
-    let values = exact_indices(indices)?
-        .into_iter()
-        .map(|v| {
-            let pos = position(op, v, len)?;
-            changed |= i128::from(pos) != v;
-            Ok(pos)
-        })
-        .collect::<Result<Vec<i64>>>()?;
-    let normalised;
-    let indices = if changed {
-        normalised = crate::transfer::upload(x.ctx(), DType::I64, &[values.len()], &crate::element::to_bytes(&values))?;
-        &normalised
-    } else {
-        indices
-    };
-    take_checked(x, indices, axis)
+    let positions = positions_in(op, indices, x.shape()[axis])?;
+    take_checked(x, &positions, axis)
 }
 
 /// Elements of `x` picked along `axis` by `indices`, an integer array of
@@ -194,16 +179,23 @@ pub(crate) fn positions_in(op: &str, indices: &Array, len: usize) -> Result<Arra
         DType::U64 => indices.clone(),
         _ => indices.astype(DType::I64)?,
     };
+    let mut negative = false;
     if indices.size() > 0 {
         for extreme in [
             crate::min(&checked, crate::ALL, false)?,
             crate::max(&checked, crate::ALL, false)?,
         ] {
-            position(op, exact_indices(&extreme)?[0], len)?;
+            let index = exact_indices(&extreme)?[0];
+            position(op, index, len)?;
+            negative |= index < 0;
         }
     }
-    // In range, so every index fits in `i64`.
+    // In range, so every index fits in `i64`; without a negative one
+    // there is nothing to count from the end.
     let idx = checked.astype(DType::I64)?;
+    if !negative {
+        return Ok(idx);
+    }
     crate::where_(&idx.less(0)?, &idx.add(len as i64)?, &idx)
 }
 
