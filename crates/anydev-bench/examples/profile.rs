@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Arguments: op (`add`, `add_row`, `less`, `exp`, `sum`, `sum_rows`,
-//! `sum_columns`, `nonzero`, `matmul`, `to_cpu`, `from_cpu`), size (elements,
+//! `sum_columns`, `nonzero`, `nonzero_half`, `matmul`, `to_cpu`,
+//! `from_cpu`), size (elements,
 //! or `n` of an `n x n` matmul; `add_row` adds a row of `width` to each of
 //! `size / width` rows, `sum_rows` sums each of them, `sum_columns` each of
 //! the `width` columns), calls, device (a plugin's through
@@ -37,6 +38,8 @@ fn main() {
     let on_host = Pair::new(&shape, 1).anydev;
     let on_device = |x: &anydev::Array| x.to_device(device).expect("the device holds the inputs");
     let (x, y) = (on_device(&on_host), on_device(&Pair::new(&y_shape, 2).anydev));
+    // `nonzero_half`'s input: true at about half the elements, at random.
+    let half = x.less(&y).expect("the inputs compare");
     let call = || {
         match op {
             "add" | "add_row" => x.add(&y),
@@ -46,6 +49,7 @@ fn main() {
             "sum_rows" => x.sum(-1isize, false),
             "sum_columns" => x.sum(0isize, false),
             "nonzero" => anydev::nonzero(&x).map(|mut coordinates| coordinates.remove(0)),
+            "nonzero_half" => anydev::nonzero(&half).map(|mut coordinates| coordinates.remove(0)),
             "matmul" => x.matmul(&y),
             "to_cpu" => x.to_device(anydev::Device::cpu()),
             "from_cpu" => on_host.to_device(device),

@@ -119,37 +119,62 @@ pub(crate) unsafe fn nonzero(x: &HostTensor, out: &HostTensor) -> Result<(), Ker
 /// Writes coordinates while they fit; returns how many non-zeros exist
 /// (counting stops one past `count`).
 ///
+/// Rows along the last axis are walked without a branch on the values:
+/// every element's coordinates are written to the next free output row,
+/// which only a non-zero claims. With half the values zero, a branch on
+/// each one was mispredicted every other element: `nonzero` of 1e6
+/// random bools took 6.9 ms that way and 2.0 ms this way, the count the
+/// caller makes first included (NumPy: 0.46 ms).
+///
 /// # Safety
 /// As for [`crate::execute`]; layouts validated by the caller.
 unsafe fn nonzero_typed<T: Storage>(x: &HostTensor, n: usize, out: &HostTensor, count: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
     let nd = x.ndim();
+    // A 0-d array is one row of one element and no coordinates.
+    let (len, stride) = match (x.shape.last(), x.strides.last()) {
+        (Some(&len), Some(&stride)) => (len, stride),
+        _ => (1, 0),
+    };
     let size = std::mem::size_of::<T>() as isize;
-    let mut idx = vec![0usize; nd];
-    let mut off = 0isize;
+    let lead_rank = nd.saturating_sub(1);
+    let (lead_shape, lead_strides) = (&x.shape[..lead_rank], &x.strides[..lead_rank]);
+    let mut lead = vec![0usize; lead_rank];
+    let mut row_off = 0isize;
     let mut found = 0usize;
-    for _ in 0..n {
-        // SAFETY: `off` is the offset of the current index inside `x`.
-        let v = unsafe { *(x.data.wrapping_offset(off * size) as *const T) };
-        if v != T::default() {
-            if found == count {
+    for _ in 0..n / len {
+        let mut off = row_off;
+        for j in 0..len {
+            // SAFETY: `off` is the offset of element (lead, j) inside `x`.
+            let v = unsafe { *(x.data.wrapping_offset(off * size) as *const T) };
+            let nonzero = v != T::default();
+            if found < count {
+                let row = (out.data as *mut i64).wrapping_offset(found as isize * out.strides[0]);
+                let column = |d: usize| row.wrapping_offset(d as isize * out.strides[1]);
+                for (d, &i) in lead.iter().enumerate() {
+                    // SAFETY: found < count rows and d < ndim columns of the valid output.
+                    unsafe { *column(d) = i as i64 };
+                }
+                if nd > 0 {
+                    // SAFETY: as above, for the last column.
+                    unsafe { *column(lead_rank) = j as i64 };
+                }
+            } else if nonzero {
                 return found + 1;
             }
-            for (d, &i) in idx.iter().enumerate() {
-                let q = (out.data as *mut i64)
-                    .wrapping_offset(found as isize * out.strides[0] + d as isize * out.strides[1]);
-                // SAFETY: found < count rows and d < ndim columns of the valid output.
-                unsafe { *q = i as i64 };
-            }
-            found += 1;
+            found += usize::from(nonzero);
+            off += stride;
         }
-        for d in (0..nd).rev() {
-            idx[d] += 1;
-            off += x.strides[d];
-            if idx[d] < x.shape[d] {
+        for d in (0..lead_rank).rev() {
+            lead[d] += 1;
+            row_off += lead_strides[d];
+            if lead[d] < lead_shape[d] {
                 break;
             }
-            off -= x.strides[d] * x.shape[d] as isize;
-            idx[d] = 0;
+            row_off -= lead_strides[d] * lead_shape[d] as isize;
+            lead[d] = 0;
         }
     }
     found
