@@ -54,6 +54,19 @@ type Layout<'a> = (usize, &'a [isize]);
 /// An operand's buffer, element offset and strides over a kept space.
 type Placed<'a> = (&'a wgpu::Buffer, usize, &'a [isize]);
 
+/// One reduction as the kernels see it: of `x` (of the first dtype) into
+/// `out` (of the second), both placed over the kept space `shape`, over
+/// the sub-space `reduced` (its shape and `x`'s strides).
+#[derive(Clone, Copy)]
+struct Reducing<'a> {
+    op: ReduceOp,
+    dtypes: (DType, DType),
+    shape: &'a [usize],
+    x: Placed<'a>,
+    out: Placed<'a>,
+    reduced: (&'a [usize], &'a [isize]),
+}
+
 /// The strides of `shape` laid out in row-major order, each element
 /// `inner` elements wide.
 fn row_major(shape: &[usize], inner: usize) -> Vec<isize> {
@@ -433,30 +446,35 @@ impl<'a> Exec<'a> {
         let (red_shape, red_strides) = coalesce(&red_shape, &[&red_strides]);
         let x_at = (self.buffer(x)?, self.elements(x)?, kept_strides[0].as_slice());
         let out_at = (self.buffer(out)?, self.elements(out)?, kept_strides[1].as_slice());
-        let reduced = (red_shape.as_slice(), red_strides[0].as_slice());
-        self.reduce_space(op, (x.dtype, out.dtype), &shape, x_at, out_at, reduced)
+        self.reduce_space(Reducing {
+            op,
+            dtypes: (x.dtype, out.dtype),
+            shape: &shape,
+            x: x_at,
+            out: out_at,
+            reduced: (&red_shape, &red_strides[0]),
+        })
     }
 
-    /// Reduces `x`'s sub-space `reduced` (shape and strides) for every
-    /// element of the kept space `shape` into `out`: in passes when it
-    /// has several dimensions, split over several threads per output
-    /// when there are few outputs, else folded.
-    fn reduce_space(
-        &self,
-        op: ReduceOp,
-        (x_dtype, out_dtype): (DType, DType),
-        shape: &[usize],
-        x: Placed<'_>,
-        out: Placed<'_>,
-        reduced: (&[usize], &[isize]),
-    ) -> Result<()> {
+    /// Runs `r`: in passes when its reduced sub-space has several
+    /// dimensions, split over several threads per output when there are
+    /// few outputs, else folded.
+    fn reduce_space(&self, r: Reducing<'_>) -> Result<()> {
+        let Reducing {
+            op,
+            dtypes: (x_dtype, out_dtype),
+            shape,
+            x,
+            out,
+            reduced,
+        } = r;
         let (n_out, n_red) = (numel(shape), numel(reduced.0));
         let passes = reduced.0.len() >= 2
             && reduced.0.last().is_some_and(|&len| len >= PASS_MIN_LINE)
             && n_out > 0
             && !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
         if passes {
-            return self.reduce_in_passes(op, (x_dtype, out_dtype), shape, x, out, reduced);
+            return self.reduce_in_passes(r);
         }
         // Threads per output: enough for each to fold about SPLIT_GRAIN
         // elements, within the limits unless the loop budget needs more.
@@ -505,15 +523,9 @@ impl<'a> Exec<'a> {
     /// several dimensions find each position by division, which llvmpipe
     /// makes lane by lane in scalar code: a sum over axes 0 and 2 of a
     /// 100 x 100 x 100 f32 array took 10.6 ms that way on `wgpu:0`.
-    fn reduce_in_passes(
-        &self,
-        op: ReduceOp,
-        (x_dtype, out_dtype): (DType, DType),
-        shape: &[usize],
-        x: Placed<'_>,
-        out: Placed<'_>,
-        reduced: (&[usize], &[isize]),
-    ) -> Result<()> {
+    fn reduce_in_passes(&self, r: Reducing<'_>) -> Result<()> {
+        let Reducing { shape, x, reduced, .. } = r;
+        let out_dtype = r.dtypes.1;
         let inner = reduced.0.len() - 1;
         let (rest, line) = (
             (&reduced.0[..inner], &reduced.1[..inner]),
@@ -524,14 +536,21 @@ impl<'a> Exec<'a> {
         let scratch = memory::allocate(self.dev, self.id, self.index, numel(&space) * out_dtype.size())?;
         let x_strides = [x.2, rest.1].concat();
         let (first_space, first_strides) = coalesce(&space, &[&x_strides, &scratch_strides]);
-        let first_x = (x.0, x.1, first_strides[0].as_slice());
-        let first_out = (&scratch.buffer, 0, first_strides[1].as_slice());
-        self.reduce_space(op, (x_dtype, out_dtype), &first_space, first_x, first_out, line)?;
+        self.reduce_space(Reducing {
+            shape: &first_space,
+            x: (x.0, x.1, &first_strides[0]),
+            out: (&scratch.buffer, 0, &first_strides[1]),
+            reduced: line,
+            ..r
+        })?;
         let (kept_strides, rest_strides) = scratch_strides.split_at(shape.len());
         let (rest_shape, rest_strides) = coalesce(rest.0, &[rest_strides]);
-        let scratch_at = (&scratch.buffer, 0, kept_strides);
-        let rest = (rest_shape.as_slice(), rest_strides[0].as_slice());
-        self.reduce_space(op, (out_dtype, out_dtype), shape, scratch_at, out, rest)
+        self.reduce_space(Reducing {
+            dtypes: (out_dtype, out_dtype),
+            x: (&scratch.buffer, 0, kept_strides),
+            reduced: (&rest_shape, &rest_strides[0]),
+            ..r
+        })
     }
 
     /// A reduction of `x`'s reduced sub-space (`reduced`: shape and
