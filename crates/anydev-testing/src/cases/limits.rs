@@ -37,7 +37,8 @@ pub fn cases() -> Vec<Case> {
         .dtypes(&[DType::I32, DType::F32])
         .op(OpCode::SearchSorted)
         .op(OpCode::Take)
-        .needs(Need::DType(DType::I64)),
+        .needs(Need::DType(DType::I64))
+        .ops_for(DType::I64, super::search::TAKE_RANGE_CHECK),
         Case::new("limits::sort_and_argsort_of_long_axes", sort_and_argsort_of_long_axes)
             .dtypes(&[DType::I32, DType::F32])
             .op(OpCode::Sort)

@@ -6,6 +6,16 @@ use anydev_array::{self as ad, Order, Side};
 use anydev_core::ops::{BinaryOp, OpCode, ReduceOp};
 use anydev_core::DType;
 
+/// The `i64` ops with which `take` checks its indices on the device: the
+/// smallest and the largest, and the wrap of negative ones.
+pub(crate) const TAKE_RANGE_CHECK: &[OpCode] = &[
+    OpCode::Reduce(ReduceOp::Min),
+    OpCode::Reduce(ReduceOp::Max),
+    OpCode::Binary(BinaryOp::Less),
+    OpCode::Binary(BinaryOp::Add),
+    OpCode::Where,
+];
+
 pub fn cases() -> Vec<Case> {
     vec![
         Case::new("search::sort_and_argsort", sort_and_argsort)
@@ -29,6 +39,7 @@ pub fn cases() -> Vec<Case> {
                 DType::I32,
                 &[OpCode::Binary(BinaryOp::NotEqual), OpCode::Cast, OpCode::Take],
             )
+            .ops_for(DType::I64, TAKE_RANGE_CHECK)
             .ops_for(DType::I64, &[OpCode::Reduce(ReduceOp::Sum), OpCode::Copy])
             .ops_for(
                 DType::Bool,
