@@ -20,6 +20,9 @@ pub struct GpuDevice {
     pub features: ShaderFeatures,
     /// Opened with `TIMESTAMP_QUERY`: events stamp the GPU clock.
     pub timestamps: bool,
+    /// The host's cores, on which a software adapter runs its workgroups
+    /// (asked once: `available_parallelism` reads cgroup files, 30 µs).
+    pub host_cores: usize,
     pub counter: Arc<MemoryCounter>,
     /// Freed buffers for reuse; allocations give theirs back on drop.
     pub buffers: Arc<BufferCache>,
@@ -67,6 +70,7 @@ impl GpuDevice {
             info,
             features,
             timestamps: required_features.contains(wgpu::Features::TIMESTAMP_QUERY),
+            host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             counter: Arc::new(MemoryCounter::new(None)),
             buffers: Arc::default(),
             pipelines: PipelineCache::default(),

@@ -571,7 +571,7 @@ impl<'a> Exec<'a> {
         let per_element = reduced.0.len() + 2;
         let serial_fits = n_red * per_element <= LOOP_BUDGET;
         let busy = if self.dev.software() {
-            std::thread::available_parallelism().map_or(1, |n| n.get()) * WORKGROUP as usize
+            self.dev.host_cores * WORKGROUP as usize
         } else {
             WORKGROUP_REDUCE_MAX_OUTPUTS
         };
