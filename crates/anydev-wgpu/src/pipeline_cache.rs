@@ -97,7 +97,7 @@ fn compile(
 mod tests {
     use crate::adapter::{open_devices, InitOptions};
     use crate::shader::{self, supports, Access, KernelKey, ReduceForm};
-    use anydev_core::ops::{OpCode, ReduceOp};
+    use anydev_core::ops::OpCode;
     use anydev_core::{DType, Error};
 
     /// Every kernel variant of every supported (op, dtype) pair.
@@ -116,30 +116,11 @@ mod tests {
                     })
                 })
                 .collect(),
-            OpCode::Reduce(op) => {
-                // Argmax and argmin have no partial form.
-                let partial = !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
-                let forms = [
-                    ReduceForm::Serial,
-                    ReduceForm::SerialLine,
-                    ReduceForm::Workgroup,
-                    ReduceForm::WorkgroupLine,
-                    ReduceForm::Split,
-                    ReduceForm::SplitVector,
-                ];
-                forms
-                    .into_iter()
-                    .filter(|&form| match form {
-                        ReduceForm::Serial
-                        | ReduceForm::SerialLine
-                        | ReduceForm::Workgroup
-                        | ReduceForm::WorkgroupLine => true,
-                        ReduceForm::Split => partial,
-                        ReduceForm::SplitVector => partial && shader::four_bytes(d),
-                    })
-                    .map(|form| KernelKey::Reduce { op, dtype: d, form })
-                    .collect()
-            }
+            OpCode::Reduce(op) => ReduceForm::ALL
+                .into_iter()
+                .filter(|form| form.serves(op, d))
+                .map(|form| KernelKey::Reduce { op, dtype: d, form })
+                .collect(),
             OpCode::Scan(op) => vec![KernelKey::Scan { op, dtype: d }],
             OpCode::Cast => DType::ALL.iter().map(|&to| KernelKey::Cast { from: d, to }).collect(),
             OpCode::Where => vec![

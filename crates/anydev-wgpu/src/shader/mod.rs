@@ -284,14 +284,7 @@ fn kernel(key: &KernelKey) -> Option<Kernel> {
         }
         KernelKey::Reduce { op, dtype, form } => {
             let x = of(dtype);
-            // A partial argmax would need its index kept beside its value.
-            let partial_ok = !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
-            let has_form = match form {
-                ReduceForm::Serial | ReduceForm::SerialLine | ReduceForm::Workgroup | ReduceForm::WorkgroupLine => true,
-                ReduceForm::Split => partial_ok,
-                ReduceForm::SplitVector => partial_ok && four_bytes(dtype),
-            };
-            if !reduce::supported(op, &x) || !has_form {
+            if !reduce::supported(op, &x) || !form.serves(op, dtype) {
                 return None;
             }
             let out = match op {

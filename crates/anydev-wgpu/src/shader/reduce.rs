@@ -27,7 +27,7 @@ use super::dtype::Repr;
 use super::exprs::nonzero;
 use super::layout::{entry, frame, WORKGROUP};
 use super::map::helpers_for;
-use anydev_ops::ReduceOp;
+use anydev_ops::{DType, ReduceOp};
 
 /// The split forms' threads sweep in blocks of this many: block `b` owns
 /// one contiguous range of `SWEEP` shares and its threads read it
@@ -89,6 +89,29 @@ pub enum ReduceForm {
 }
 
 impl ReduceForm {
+    /// Every form, for enumerating the kernels of a reduction.
+    pub const ALL: [ReduceForm; 6] = [
+        ReduceForm::Serial,
+        ReduceForm::SerialLine,
+        ReduceForm::Workgroup,
+        ReduceForm::WorkgroupLine,
+        ReduceForm::Split,
+        ReduceForm::SplitVector,
+    ];
+
+    /// Whether the form has a kernel for `op` over `dtype`: argmax and
+    /// argmin have no partial (split) form, whose partial results would
+    /// need their index kept beside their value, and `SplitVector` loads
+    /// four-byte words.
+    pub fn serves(self, op: ReduceOp, dtype: DType) -> bool {
+        let partial = !matches!(op, ReduceOp::ArgMax | ReduceOp::ArgMin);
+        match self {
+            ReduceForm::Serial | ReduceForm::SerialLine | ReduceForm::Workgroup | ReduceForm::WorkgroupLine => true,
+            ReduceForm::Split => partial,
+            ReduceForm::SplitVector => partial && super::four_bytes(dtype),
+        }
+    }
+
     /// The form for a reduced sub-space of `rank` coalesced dimensions
     /// (`Split` forms take one only).
     pub fn for_rank(self, rank: usize) -> ReduceForm {
