@@ -40,7 +40,8 @@ fn max_of(g: &[f64]) -> f64 {
 /// array and of a permuted view of the latter, against plain loops. The
 /// larger ones reduce non-adjacent axes whose innermost has 16 or more
 /// elements, which a backend may take in passes. `sample` draws the
-/// values (`r::sample`'s signature).
+/// values (`r::sample`'s signature). Over no axes the result is the view
+/// itself, which reading back copies: cases using this declare `copy`.
 fn over_all_axes(ctx: &CaseCtx, name: &str, op: Reduce, f: fn(&[f64]) -> f64, sample: Sample) -> Result<(), Failure> {
     let dtype = ctx.dtype();
     for (seed, shape) in [[2, 3, 4], [3, 5, 17]].into_iter().enumerate() {
@@ -89,14 +90,12 @@ pub fn cases() -> Vec<Case> {
         })
         .dtypes(&[DType::F16, DType::F32, DType::F64, DType::I64])
         .op(OpCode::Reduce(ReduceOp::Sum))
-        // The permuted view is made contiguous on some backends.
         .op(OpCode::Copy),
         Case::new("reductions::max_axes", |c| {
             over_all_axes(c, "max", |x, a| ad::max(x, a, false), max_of, r::sample)
         })
         .dtypes(&[DType::F32, DType::F64, DType::I32, DType::U8])
         .op(OpCode::Reduce(ReduceOp::Max))
-        // The permuted view is made contiguous on some backends.
         .op(OpCode::Copy),
         Case::new("reductions::prod_axes", |c| {
             over_all_axes(
@@ -109,7 +108,6 @@ pub fn cases() -> Vec<Case> {
         })
         .dtypes(&[DType::F32, DType::F64])
         .op(OpCode::Reduce(ReduceOp::Prod))
-        // The permuted view is made contiguous on some backends.
         .op(OpCode::Copy),
         Case::new("reductions::mean_axes", |c| {
             over_all_axes(
