@@ -7,8 +7,8 @@
 //! ```
 //!
 //! Arguments: op (`add`, `add_row`, `less`, `exp`, `sum`, `sum_rows`,
-//! `sum_columns`, `nonzero`, `nonzero_half`, `matmul`, `to_cpu`,
-//! `from_cpu`), size (elements,
+//! `sum_columns`, `nonzero`, `nonzero_half`, `sort`, `argsort`, `matmul`,
+//! `to_cpu`, `from_cpu`), size (elements,
 //! or `n` of an `n x n` matmul; `add_row` adds a row of `width` to each of
 //! `size / width` rows, `sum_rows` sums each of them, `sum_columns` each of
 //! the `width` columns), calls, device (a plugin's through
@@ -50,6 +50,8 @@ fn main() {
             "sum_columns" => x.sum(0isize, false),
             "nonzero" => anydev::nonzero(&x).map(|mut coordinates| coordinates.remove(0)),
             "nonzero_half" => anydev::nonzero(&half).map(|mut coordinates| coordinates.remove(0)),
+            "sort" => x.sort(-1, anydev::Order::Ascending),
+            "argsort" => x.argsort(-1, anydev::Order::Ascending),
             "matmul" => x.matmul(&y),
             "to_cpu" => x.to_device(anydev::Device::cpu()),
             "from_cpu" => on_host.to_device(device),

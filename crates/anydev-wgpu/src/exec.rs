@@ -5,7 +5,7 @@ use crate::device::GpuDevice;
 use crate::dispatch::{coalesce, grid, launch, ranges, threads, Launch, Params};
 use crate::memory::{self, GpuAllocation};
 use crate::shader::layout::{LOOP_BUDGET, WORKGROUP};
-use crate::shader::{matmul, Access, KernelKey, ReduceForm, MATMUL_TILE};
+use crate::shader::{matmul, sort, Access, KernelKey, ReduceForm, MATMUL_TILE};
 use anydev_core::backend::TensorRef;
 use anydev_core::ops::{Distribution, Op, Operand, ReduceOp, ScanOp};
 use anydev_core::validate::{numel, Check, MatmulDims, RandomParams, Reduction};
@@ -647,9 +647,10 @@ impl<'a> Exec<'a> {
     }
 
     /// Sorts and argsorts (checked by the caller) by the bitonic network
-    /// of [`crate::shader`]'s `sort`: a scratch buffer of `u32` positions,
-    /// each line padded to a power of two `p`, one launch per stage (one
-    /// thread per pair), then one that gathers the result.
+    /// of [`crate::shader`]'s `sort`: scratch buffers of `u32` positions
+    /// and of the values, each line padded to a power of two `p`, one
+    /// launch per stage (one thread per pair), then one that copies out
+    /// the result.
     fn sort(&self, x: &TensorRef<'_>, axis: usize, descending: bool, arg: bool, out: &TensorRef<'_>) -> Result<()> {
         let len = x.shape[axis];
         let n = numel(x.shape);
@@ -666,7 +667,8 @@ impl<'a> Exec<'a> {
                     "{lines} lines of {p} sorting slots are more than the 32-bit positions of the wgpu sort address; split the array"
                 ))
             })?;
-        let scratch = memory::allocate(self.dev, self.id, self.index, slots * 4)?;
+        let positions = memory::allocate(self.dev, self.id, self.index, slots * 4)?;
+        let keys = memory::allocate(self.dev, self.id, self.index, slots * sort::key_size(x.dtype))?;
         let stages = p.trailing_zeros();
         let mut first = true;
         for k in (1..=stages).map(|s| 1usize << s) {
@@ -677,19 +679,16 @@ impl<'a> Exec<'a> {
                     descending,
                 };
                 let grid = threads(self.dev, self.name, slots / 2)?;
-                self.run(key, params, vec![self.buffer(x)?], &scratch.buffer, grid, x.dtype)?;
+                let inputs = vec![self.buffer(x)?, &positions.buffer];
+                self.run(key, params, inputs, &keys.buffer, grid, x.dtype)?;
                 first = false;
             }
         }
         let params = self.line_params(x, axis, out, n, &[p])?;
         let key = KernelKey::SortGather { dtype: x.dtype, arg };
         let grid = threads(self.dev, self.name, n)?;
-        let inputs = if arg {
-            vec![&scratch.buffer]
-        } else {
-            vec![self.buffer(x)?, &scratch.buffer]
-        };
-        self.run(key, params, inputs, self.buffer(out)?, grid, x.dtype)
+        let result = if arg { &positions.buffer } else { &keys.buffer };
+        self.run(key, params, vec![result], self.buffer(out)?, grid, x.dtype)
     }
 
     fn search_sorted(

@@ -19,7 +19,7 @@ mod nonzero;
 mod prelude;
 pub mod random;
 mod reduce;
-mod sort;
+pub mod sort;
 
 use anydev_ops::{BinaryOp, DType, OpCode, ReduceOp, ScanOp, UnaryOp};
 use dtype::{Repr, ShaderFeatures};
