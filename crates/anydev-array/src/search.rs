@@ -257,7 +257,9 @@ pub fn nonzero(x: &Array) -> Result<Vec<Array>> {
             "0-d arrays have no coordinates; reshape to 1-D first",
         ));
     }
-    let count = crate::sum(&x.astype(DType::Bool)?, crate::ALL, false)?.to_scalar::<i64>()? as usize;
+    let count = crate::count_nonzero(x, crate::ALL, false)?
+        .astype(DType::I64)?
+        .to_scalar::<i64>()? as usize;
     let out = alloc(x.ctx(), DType::I64, &[count, x.ndim()])?;
     execute(
         x.ctx(),

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Arguments: op (`add`, `add_row`, `less`, `exp`, `sum`, `sum_rows`,
-//! `sum_columns`, `nonzero`, `nonzero_half`, `sort`, `argsort`, `matmul`,
+//! `sum_columns`, `nonzero`, `nonzero_half`, `count_half`, `sort`, `argsort`, `matmul`,
 //! `to_cpu`, `from_cpu`), size (elements,
 //! or `n` of an `n x n` matmul; `add_row` adds a row of `width` to each of
 //! `size / width` rows, `sum_rows` sums each of them, `sum_columns` each of
@@ -38,7 +38,8 @@ fn main() {
     let on_host = Pair::new(&shape, 1).anydev;
     let on_device = |x: &anydev::Array| x.to_device(device).expect("the device holds the inputs");
     let (x, y) = (on_device(&on_host), on_device(&Pair::new(&y_shape, 2).anydev));
-    // `nonzero_half`'s input: true at about half the elements, at random.
+    // `nonzero_half`'s and `count_half`'s input: true at about half the
+    // elements, at random.
     let half = x.less(&y).expect("the inputs compare");
     let call = || {
         match op {
@@ -50,6 +51,7 @@ fn main() {
             "sum_columns" => x.sum(0isize, false),
             "nonzero" => anydev::nonzero(&x).map(|mut coordinates| coordinates.remove(0)),
             "nonzero_half" => anydev::nonzero(&half).map(|mut coordinates| coordinates.remove(0)),
+            "count_half" => anydev::count_nonzero(&half, anydev::ALL, false),
             "sort" => x.sort(-1, anydev::Order::Ascending),
             "argsort" => x.argsort(-1, anydev::Order::Ascending),
             "matmul" => x.matmul(&y),

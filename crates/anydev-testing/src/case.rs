@@ -131,6 +131,17 @@ impl Case {
             .needs(Need::DType(DType::Bool))
     }
 
+    /// Needs what counting non-zero elements dispatches (`count_nonzero`,
+    /// and so `nonzero`, boolean masks and the `unique_*` functions): the
+    /// flags cast to `i32`, summed, and the counts cast to the default
+    /// integer dtype.
+    pub fn counts_nonzero(self) -> Case {
+        self.needs(Need::DType(DType::I32))
+            .needs(Need::Op(OpCode::Cast, Some(DType::Bool)))
+            .needs(Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::I32)))
+            .needs(Need::Op(OpCode::Cast, Some(DType::I32)))
+    }
+
     /// Marks a case that asks the device what it supports and dispatches
     /// only that (the ABI checks of declared ops and dtypes, the accuracy
     /// sweep): its ops depend on the device, so it declares none.

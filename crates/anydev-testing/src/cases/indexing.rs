@@ -28,6 +28,7 @@ pub fn cases() -> Vec<Case> {
             .needs(Need::Op(OpCode::Reduce(ReduceOp::Max), Some(DType::U64)))
             .needs(Need::Op(OpCode::Cast, Some(DType::U64))),
         gather(Case::new("indexing::boolean_masks", boolean_masks))
+            .counts_nonzero()
             .needs(Need::Op(OpCode::Nonzero, Some(DType::Bool)))
             .needs(Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::I64)))
             .needs(Need::Op(OpCode::Cast, Some(DType::Bool))),

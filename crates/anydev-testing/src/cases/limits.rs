@@ -51,6 +51,7 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Nonzero)
             .op(OpCode::Take)
             .op(OpCode::Binary(BinaryOp::NotEqual))
+            .counts_nonzero()
             .ops_for(DType::I64, &[OpCode::Reduce(ReduceOp::Sum)])
             .ops_for(
                 DType::Bool,
@@ -68,6 +69,7 @@ pub fn cases() -> Vec<Case> {
             .dtypes(&[DType::I32, DType::U8])
             .op(OpCode::Nonzero)
             .op(OpCode::Cast)
+            .counts_nonzero()
             .ops_for(DType::I64, &[OpCode::Reduce(ReduceOp::Sum), OpCode::Copy])
             .ops_for(DType::Bool, &[OpCode::Cast]),
         // One dtype each: a k of 2^20 in one workgroup, and 65,537

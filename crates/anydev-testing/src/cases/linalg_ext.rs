@@ -37,10 +37,9 @@ pub fn cases() -> Vec<Case> {
             .op(OpCode::Reduce(ReduceOp::Min))
             .op(OpCode::Unary(UnaryOp::Square))
             .op(OpCode::Cast)
-            // ord 0 counts non-zeros through bool and i64.
-            .needs(Need::Op(OpCode::Cast, Some(DType::Bool)))
-            .needs(Need::Op(OpCode::Cast, Some(DType::I64)))
-            .needs(Need::Op(OpCode::Reduce(ReduceOp::Sum), Some(DType::I64))),
+            // ord 0 counts non-zeros and casts the count to the float.
+            .counts_nonzero()
+            .needs(Need::Op(OpCode::Cast, Some(DType::I64))),
         Case::new("linalg_ext::matrix_power", matrix_power)
             .dtypes(&[DType::F32, DType::I32])
             .op(OpCode::Matmul)

@@ -40,6 +40,7 @@ pub fn cases() -> Vec<Case> {
                 &[OpCode::Binary(BinaryOp::NotEqual), OpCode::Cast, OpCode::Take],
             )
             .ops_for(DType::I64, TAKE_RANGE_CHECK)
+            .counts_nonzero()
             .ops_for(DType::I64, &[OpCode::Reduce(ReduceOp::Sum), OpCode::Copy])
             .ops_for(
                 DType::Bool,

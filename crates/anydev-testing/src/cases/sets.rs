@@ -32,6 +32,7 @@ fn unique_needs(case: Case) -> Case {
         .needs(Need::Op(OpCode::Cast, Some(DType::Bool)))
         .needs(Need::Op(OpCode::Copy, Some(DType::Bool)))
         .needs(Need::Op(OpCode::Fill, Some(DType::Bool)))
+        .counts_nonzero()
 }
 
 pub fn cases() -> Vec<Case> {
@@ -54,6 +55,7 @@ pub fn cases() -> Vec<Case> {
             complex_order(Case::new(format!("sets::unique_all_{dt}"), unique_all_complex), dt),
             complex_order(Case::new(format!("sets::isin_{dt}"), isin_complex), dt)
                 .op(OpCode::Copy)
+                .counts_nonzero()
                 .needs(Need::Op(OpCode::Cast, Some(dt.real_dtype())))
                 .needs(i64_op(OpCode::Binary(BinaryOp::Less)))
                 .needs(Need::Op(OpCode::Unary(UnaryOp::LogicalNot), Some(DType::Bool))),
@@ -85,8 +87,8 @@ pub fn cases() -> Vec<Case> {
             .dtypes(DTYPES)
             .op(OpCode::Cast)
             .op(OpCode::Copy)
-            .needs(i64_op(OpCode::Reduce(ReduceOp::Sum)))
-            .needs(Need::Op(OpCode::Cast, Some(DType::Bool))),
+            .counts_nonzero()
+            .needs(Need::DType(DType::I64)),
     ];
     cases.extend(complex);
     cases
