@@ -108,6 +108,95 @@ fn sort_along_each_axis_of_a_3d_array_for_several_dtypes() {
     assert_eq!(sort(&z, 0, false), [7]);
 }
 
+/// Lanes of `pool`'s values in a scrambled order with repeats, long
+/// enough for the radix sort (and one just short of it), sorted along
+/// both axes of a `[len, 3]` array in two layouts: argsort against the
+/// insertion-sort reference, and sort against the elements it picks, bit
+/// for bit with -0.0 apart from 0.0 (NaN only as NaN: the cast to `f64`
+/// that compares them need not keep a NaN's sign).
+fn check_long_lanes<T: Dt>(pool: &[T]) {
+    // Miri interprets every step: one length either side of the switch.
+    let lens: &[usize] = if cfg!(miri) { &[31, 33] } else { &[31, 32, 33, 300] };
+    for &len in lens {
+        let mut state = 12_345u32;
+        let vals: Vec<T> = (0..len * 3)
+            .map(|_| {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                pool[(state >> 16) as usize % pool.len()]
+            })
+            .collect();
+        let shape = [len, 3];
+        for layout in [Layout::C, Layout::Reversed] {
+            let x = Arr::with_layout(&vals, &shape, layout);
+            for axis in 0..2 {
+                for descending in [false, true] {
+                    let s = sort(&x, axis, descending);
+                    let a = argsort(&x, axis, descending);
+                    for other in 0..shape[1 - axis] {
+                        let at = |k: usize| {
+                            let mut idx = [0; 2];
+                            idx[axis] = k;
+                            idx[1 - axis] = other;
+                            idx
+                        };
+                        let lane: Vec<f64> = (0..shape[axis]).map(|k| x.get(&at(k)).f()).collect();
+                        for (pos, &from) in reference(&lane, descending).iter().enumerate() {
+                            let [r, c] = at(pos);
+                            let i = r * 3 + c;
+                            let case = format!("{:?} {shape:?} {layout:?} axis {axis} desc={descending} at {i}", T::DT);
+                            assert_eq!(a[i], from as i64, "{case}");
+                            let (got, want) = (s[i].f(), lane[from]);
+                            let same = if want.is_nan() {
+                                got.is_nan()
+                            } else {
+                                got.to_bits() == want.to_bits()
+                            };
+                            assert!(same, "{case}: {got:?} where {want:?} belongs");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn long_lanes_of_every_dtype_with_extremes_zeros_nans_and_repeats() {
+    check_long_lanes(&[false, true, true]);
+    check_long_lanes(&[i8::MIN, i8::MAX, 0, -1, 1, 5, -5]);
+    check_long_lanes(&[i16::MIN, i16::MAX, 0, -1, 1, 300, -300]);
+    check_long_lanes(&[i32::MIN, i32::MAX, 0, -1, 1, 1 << 20, -(1 << 20)]);
+    // 64-bit values that f64 (the reference's type) tells apart.
+    check_long_lanes(&[i64::MIN, i64::MAX, 0, -1, 1, 1 << 40, -(1 << 40)]);
+    check_long_lanes(&[0u8, u8::MAX, 1, 7, 128]);
+    check_long_lanes(&[0u16, u16::MAX, 1, 7, 1 << 15]);
+    check_long_lanes(&[0u32, u32::MAX, 1, 7, 1 << 31]);
+    check_long_lanes(&[0u64, u64::MAX, 1, 7, 1 << 40]);
+    macro_rules! floats {
+        ($t:ty, $of:expr) => {{
+            let of = $of;
+            check_long_lanes::<$t>(&[
+                <$t>::NAN,
+                -<$t>::NAN,
+                <$t>::NEG_INFINITY,
+                <$t>::INFINITY,
+                of(-0.0),
+                of(0.0),
+                <$t>::MIN,
+                <$t>::MAX,
+                <$t>::MIN_POSITIVE,
+                of(-1.5),
+                of(1.5),
+                of(2.0),
+            ]);
+        }};
+    }
+    floats!(f32, |v: f64| v as f32);
+    floats!(f64, |v: f64| v);
+    floats!(half::f16, half::f16::from_f64);
+    floats!(half::bf16, half::bf16::from_f64);
+}
+
 #[test]
 fn searchsorted_left_and_right_with_nan() {
     let sorted = Arr::with_layout(&[1.0f32, 2.0, 2.0, 3.0, f32::NAN], &[5], Layout::Reversed);
