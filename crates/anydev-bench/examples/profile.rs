@@ -7,8 +7,9 @@
 //! ```
 //!
 //! Arguments: op (`add`, `add_row`, `less`, `exp`, `sum`, `sum_rows`,
-//! `sum_columns`, `nonzero`, `nonzero_half`, `count_half`, `sort`, `argsort`, `matmul`,
-//! `to_cpu`, `from_cpu`), size (elements,
+//! `sum_columns`, `nonzero`, `nonzero_half`, `count_half`, `take`, `sort`,
+//! `argsort`, `matmul`, `to_cpu`, `from_cpu`), size (`take` gathers a
+//! third of it, at random) (elements,
 //! or `n` of an `n x n` matmul; `add_row` adds a row of `width` to each of
 //! `size / width` rows, `sum_rows` sums each of them, `sum_columns` each of
 //! the `width` columns), calls, device (a plugin's through
@@ -41,6 +42,13 @@ fn main() {
     // `nonzero_half`'s and `count_half`'s input: true at about half the
     // elements, at random.
     let half = x.less(&y).expect("the inputs compare");
+    // `take`'s indices: a third as many as elements, spread at random.
+    let picks: Vec<i64> = anydev_bench::values(size / 3, 3)
+        .iter()
+        .map(|v| ((v - 0.5) * size as f32) as i64 % size.max(1) as i64)
+        .collect();
+    let picks =
+        on_device(&anydev::Array::from_slice(&picks, &[picks.len()], anydev::Device::cpu()).expect("cpu:0 holds i64"));
     let call = || {
         match op {
             "add" | "add_row" => x.add(&y),
@@ -52,6 +60,7 @@ fn main() {
             "nonzero" => anydev::nonzero(&x).map(|mut coordinates| coordinates.remove(0)),
             "nonzero_half" => anydev::nonzero(&half).map(|mut coordinates| coordinates.remove(0)),
             "count_half" => anydev::count_nonzero(&half, anydev::ALL, false),
+            "take" => x.take(&picks, Some(0)),
             "sort" => x.sort(-1, anydev::Order::Ascending),
             "argsort" => x.argsort(-1, anydev::Order::Ascending),
             "matmul" => x.matmul(&y),

@@ -3,13 +3,14 @@
 use crate::dispatch::{with_any, with_size};
 use crate::element::Storage;
 use crate::error::{invalid, KernelError};
-use crate::iter::{for_each_row, lanes, GRAIN_CHEAP};
+use crate::iter::{for_each_row, Space, GRAIN_MATH};
 use crate::tensor::HostTensor;
 use anydev_ops::DType;
+use std::sync::OnceLock;
 
 /// `out = take(x, indices, axis)`. Indices in `[-len, len)` are accepted
-/// (negatives count from the end); others are rejected before anything
-/// is written, so a bad index can never read outside `x`.
+/// (negatives count from the end); any other is an error, checked before
+/// `x` is read through it (the output is then unspecified).
 ///
 /// # Safety
 /// As for [`crate::execute`].
@@ -41,49 +42,90 @@ pub(crate) unsafe fn take(
             ));
         }
     }
-    let size = x.dtype.size() as isize;
+    let size = x.dtype.size();
     let len = x.shape[axis] as i64;
-    // Byte offsets along the axis, checked.
-    let mut offs = Vec::with_capacity(count);
-    for i in 0..count as isize {
-        // SAFETY: i < count elements of the caller's valid index array.
-        let v = unsafe { *(indices.data as *const i64).wrapping_offset(i * indices.strides[0]) };
-        let v = if v < 0 { v + len } else { v };
-        if !(0..len).contains(&v) {
-            return invalid(format!("take: index {v} out of range for axis of length {len}"));
+    // The output's space with the indices as an operand (stepping along
+    // the axis only) and `x` with a zero stride along the axis (each
+    // position's lane start): rows of one index each when the axis is not
+    // innermost, or runs of indices, which split across the pool like
+    // any elementwise op.
+    let mut lane_starts = x.strides.to_vec();
+    lane_starts[axis] = 0;
+    let mut index_steps = vec![0; nd];
+    index_steps[axis] = indices.strides[0];
+    let space = Space::new(out.shape, [&lane_starts, &index_steps, out.strides], [size, 8, size])?;
+    if space.numel() == 0 {
+        // Nothing to gather, but an index is checked all the same.
+        for i in 0..count as isize {
+            // SAFETY: i < count elements of the caller's valid index array.
+            let v = unsafe { *(indices.data as *const i64).wrapping_offset(i * indices.strides[0]) };
+            position(v, len)?;
         }
-        offs.push(v as isize * x.strides[axis] * size);
-    }
-    if count == 0 {
         return Ok(());
     }
-    let lanes = lanes(x, out, axis)?;
-    let os = out.strides[axis].wrapping_mul(size);
-    let offs = &offs;
-    let grain = (GRAIN_CHEAP / count).max(1);
-    with_size!(size, |T| {
-        // SAFETY: offsets were range-checked; the caller guarantees the
-        // layouts; each task writes its own lanes.
+    let step = x.strides[axis].wrapping_mul(size as isize);
+    // An index out of range, if a task met one.
+    let bad = OnceLock::new();
+    with_size!(size as isize, |T| {
+        // SAFETY: every index is checked before `x` is read through it; the
+        // caller guarantees the layouts; each task writes its own rows.
         unsafe {
-            for_each_row(&lanes, [x.data, out.data], grain, |_, len, p, s| {
-                if s[0] == size && s[1] == size {
-                    for (j, &off) in offs.iter().enumerate() {
-                        let src = p[0].wrapping_offset(off) as *const T;
-                        let dst = p[1].wrapping_offset(j as isize * os) as *mut T;
-                        std::ptr::copy_nonoverlapping(src, dst, len);
-                    }
-                } else {
-                    for l in 0..len as isize {
-                        let (px, po) = (p[0].wrapping_offset(l * s[0]), p[1].wrapping_offset(l * s[1]));
-                        for (j, &off) in offs.iter().enumerate() {
-                            *(po.wrapping_offset(j as isize * os) as *mut T) = *(px.wrapping_offset(off) as *const T);
+            let bad = &bad;
+            // `move`: the row loop keeps `len` and `step` in registers
+            // instead of reloading them after every store through `out`.
+            // A read from anywhere in `x` costs about what a vectorised
+            // function does per element, not a copy's 0.25 ns.
+            for_each_row(
+                &space,
+                [x.data, indices.data, out.data],
+                GRAIN_MATH,
+                move |_, n, p, s| {
+                    let at = |e: usize| *(p[1].wrapping_offset(e as isize * s[1]) as *const i64);
+                    if s[1] == 0 {
+                        // One index for the whole row.
+                        let Ok(v) = position(at(0), len) else {
+                            let _ = bad.set(at(0));
+                            return;
+                        };
+                        let src = p[0].wrapping_offset(v * step);
+                        if s[0] == size as isize && s[2] == size as isize {
+                            std::ptr::copy_nonoverlapping(src as *const T, p[2] as *mut T, n);
+                        } else {
+                            for e in 0..n as isize {
+                                *(p[2].wrapping_offset(e * s[2]) as *mut T) =
+                                    *(src.wrapping_offset(e * s[0]) as *const T);
+                            }
                         }
+                        return;
                     }
-                }
-            });
+                    for e in 0..n {
+                        let Ok(v) = position(at(e), len) else {
+                            let _ = bad.set(at(e));
+                            return;
+                        };
+                        let src = p[0].wrapping_offset(e as isize * s[0] + v * step);
+                        *(p[2].wrapping_offset(e as isize * s[2]) as *mut T) = *(src as *const T);
+                    }
+                },
+            );
         }
     });
-    Ok(())
+    match bad.into_inner() {
+        Some(v) => position(v, len).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// Index `v` of an axis of length `len` as a position in it (negatives
+/// count from the end), or the error that names it.
+#[inline(always)]
+fn position(v: i64, len: i64) -> Result<isize, KernelError> {
+    let p = if v < 0 { v.wrapping_add(len) } else { v };
+    if (0..len).contains(&p) {
+        Ok(p as isize)
+    } else {
+        invalid(format!("take: index {v} out of range for axis of length {len}"))
+    }
 }
 
 /// Row-major coordinates of the non-zero elements of `x` into `out`

@@ -278,6 +278,48 @@ fn take_along_every_axis_with_negative_and_repeated_indices() {
     .unwrap();
 }
 
+/// `take` of 1-D `x` by `raw` indices.
+fn take_1d(x: &Arr<f32>, raw: &[i64]) -> Result<Vec<f32>, KernelError> {
+    let idx = Arr::new(raw.to_vec(), &[raw.len()]);
+    let mut out = Arr::<f32>::zeros(&[raw.len()]);
+    run(Op::Take {
+        x: x.view(),
+        indices: idx.view(),
+        axis: 0,
+        out: out.view_mut(),
+    })?;
+    Ok(out.values())
+}
+
+#[test]
+fn take_checks_every_index_of_a_gather_split_across_tasks() {
+    let x = Arr::new((0..1000).map(|v| v as f32).collect(), &[1000]);
+    let raw: Vec<i64> = (0..100_000).map(|i| (i * 7919) % 2000 - 1000).collect();
+    let got = take_1d(&x, &raw).unwrap();
+    for (g, &k) in got.iter().zip(&raw) {
+        assert_eq!(*g, (if k < 0 { k + 1000 } else { k }) as f32);
+    }
+    for bad in [1000, -1001, i64::MAX, i64::MIN] {
+        let mut raw = raw.clone();
+        raw[50_003] = bad;
+        match take_1d(&x, &raw) {
+            Err(KernelError::Invalid(message)) => assert!(message.contains(&bad.to_string()), "{message}"),
+            other => panic!("index {bad}: {other:?}"),
+        }
+    }
+    // Nothing to gather from a [3, 0] array, but the index is still checked.
+    let flat = Arr::<f32>::zeros(&[3, 0]);
+    let idx = Arr::new(vec![3i64], &[1]);
+    let mut out = Arr::<f32>::zeros(&[1, 0]);
+    let r = run(Op::Take {
+        x: flat.view(),
+        indices: idx.view(),
+        axis: 0,
+        out: out.view_mut(),
+    });
+    assert!(matches!(r, Err(KernelError::Invalid(_))), "{r:?}");
+}
+
 #[test]
 fn nonzero_lists_row_major_coordinates() {
     let vals = [0.0f32, 1.0, 0.0, f32::NAN, -0.0, 2.0];
