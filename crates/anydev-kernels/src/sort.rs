@@ -188,13 +188,13 @@ fn radix_sort<'a, T: Element, K: Word>(
     keyed.iter().map(|&(_, i)| i as usize)
 }
 
-/// `v`'s place in the ascending order as an unsigned integer that fits
-/// in `T`'s own width (32 bits for the narrow floats): integers offset by
-/// their lowest value, floats by their sign-magnitude bits turned into
-/// two's-complement order, -0.0 as 0.0, and every NaN the width's largest
-/// value, after infinity. Equal values get equal ranks, so the stable
-/// radix sort keeps them in input order; in descending order the ranks'
-/// complements do the same.
+/// `v`'s place in the ascending order as an unsigned integer, within 32
+/// bits when `T` is at most 4 bytes wide: an integer less its dtype's
+/// lowest value; a float's bits with the sign bit set (positive) or every
+/// bit flipped (negative), which orders them as numbers, once -0.0 is made
+/// 0.0; every NaN the largest value of the width, after infinity. Equal
+/// values get equal ranks, so the stable radix sort keeps them in input
+/// order; in descending order the ranks' complements do the same.
 fn rank<T: Element>(v: T) -> u64 {
     let narrow = size_of::<T>() <= 4;
     if !T::IS_FLOAT {
