@@ -8,11 +8,11 @@
 //!
 //! Arguments: op (`add`, `add_row`, `less`, `exp`, `sum`, `sum_rows`,
 //! `sum_columns`, `nonzero`, `nonzero_half`, `count_half`, `take`, `sort`,
-//! `argsort`, `matmul`, `to_cpu`, `from_cpu`), size (`take` gathers a
-//! third of it, at random) (elements,
+//! `sort_rows`, `argsort`, `matmul`, `to_cpu`, `from_cpu`), size (`take`
+//! gathers a third of it, at random) (elements,
 //! or `n` of an `n x n` matmul; `add_row` adds a row of `width` to each of
-//! `size / width` rows, `sum_rows` sums each of them, `sum_columns` each of
-//! the `width` columns), calls, device (a plugin's through
+//! `size / width` rows, `sum_rows` sums each of them, `sort_rows` sorts
+//! each, `sum_columns` sums each of the `width` columns), calls, device (a plugin's through
 //! `ANYDEV_PLUGINS`), width (default 1000; a GPU backend picks its
 //! reduction kernel by it). One untimed call comes first; the loop ends
 //! with a synchronisation of the device, so asynchronous devices are timed
@@ -33,7 +33,7 @@ fn main() {
     let width: usize = args.get(5).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let (shape, y_shape) = match op {
         "matmul" => (vec![size, size], vec![size, size]),
-        "add_row" | "sum_rows" | "sum_columns" => (vec![size / width, width], vec![width]),
+        "add_row" | "sum_rows" | "sum_columns" | "sort_rows" => (vec![size / width, width], vec![width]),
         _ => (vec![size], vec![size]),
     };
     let on_host = Pair::new(&shape, 1).anydev;
@@ -61,7 +61,7 @@ fn main() {
             "nonzero_half" => anydev::nonzero(&half).map(|mut coordinates| coordinates.remove(0)),
             "count_half" => anydev::count_nonzero(&half, anydev::ALL, false),
             "take" => x.take(&picks, Some(0)),
-            "sort" => x.sort(-1, anydev::Order::Ascending),
+            "sort" | "sort_rows" => x.sort(-1, anydev::Order::Ascending),
             "argsort" => x.argsort(-1, anydev::Order::Ascending),
             "matmul" => x.matmul(&y),
             "to_cpu" => x.to_device(anydev::Device::cpu()),
