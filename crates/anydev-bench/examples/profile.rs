@@ -42,13 +42,15 @@ fn main() {
     // `nonzero_half`'s and `count_half`'s input: true at about half the
     // elements, at random.
     let half = x.less(&y).expect("the inputs compare");
-    // `take`'s indices: a third as many as elements, spread at random.
-    let picks: Vec<i64> = anydev_bench::values(size / 3, 3)
-        .iter()
-        .map(|v| ((v - 0.5) * size as f32) as i64 % size.max(1) as i64)
-        .collect();
-    let picks =
-        on_device(&anydev::Array::from_slice(&picks, &[picks.len()], anydev::Device::cpu()).expect("cpu:0 holds i64"));
+    // `take`'s indices: a third as many as elements, spread at random
+    // (made only for `take`, so that other ops run on devices without i64).
+    let picks = (op == "take").then(|| {
+        let picks: Vec<i64> = anydev_bench::values(size / 3, 3)
+            .iter()
+            .map(|v| ((v - 0.5) * size as f32) as i64 % size.max(1) as i64)
+            .collect();
+        on_device(&anydev::Array::from_slice(&picks, &[picks.len()], anydev::Device::cpu()).expect("cpu:0 holds i64"))
+    });
     let call = || {
         match op {
             "add" | "add_row" => x.add(&y),
@@ -60,7 +62,7 @@ fn main() {
             "nonzero" => anydev::nonzero(&x).map(|mut coordinates| coordinates.remove(0)),
             "nonzero_half" => anydev::nonzero(&half).map(|mut coordinates| coordinates.remove(0)),
             "count_half" => anydev::count_nonzero(&half, anydev::ALL, false),
-            "take" => x.take(&picks, Some(0)),
+            "take" => x.take(picks.as_ref().expect("made for take"), Some(0)),
             "sort" | "sort_rows" => x.sort(-1, anydev::Order::Ascending),
             "argsort" => x.argsort(-1, anydev::Order::Ascending),
             "matmul" => x.matmul(&y),
